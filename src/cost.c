@@ -1,0 +1,87 @@
+/* cost.c - see cost.h for the model and its sources. */
+#include "cost.h"
+
+#include <math.h>
+
+void cost_default_efficiency(struct efficiency *eff)
+{
+    /* Defaults are deliberately generic; shipped hardware files set measured values. */
+    eff->gemm_max = 0.80;     /* H100 MAMF 794.5/989 = 0.80 (formulas.md §6.2) */
+    eff->gemm_latency = 5000; /* 5 us small-GEMM floor (Derived; calibrate fits it) */
+    eff->tile_m = 128;
+    eff->tile_n = 128;
+    eff->attn_flash = 0.50;    /* FA2: 50-73 % of A100 peak (formulas.md §6.3) */
+    eff->attn_standard = 0.25; /* unfused PyTorch attention (hw_microbench.csv: 46/312 A100) */
+    eff->mem_bw = 0.85;        /* stream copy 2.90/3.35 H100, 1.61/2.039 A100 (hw_microbench) */
+    eff->launch = 4000;        /* typical kernel launch + dependency overhead, ns */
+}
+
+double cost_peak_flops(const struct gpu_spec *gpu, enum dtype dt)
+{
+    double f = dt < DT_COUNT ? gpu->flops[dt] : 0;
+
+    if (f > 0)
+        return f;
+    if (gpu->flops[DT_BF16] > 0)
+        return gpu->flops[DT_BF16];
+    return gpu->flops[DT_FP16];
+}
+
+double cost_gemm_quant(const struct gpu_spec *gpu, const struct efficiency *eff, double m,
+                       double n)
+{
+    double tm = eff->tile_m > 0 ? eff->tile_m : 128;
+    double tn = eff->tile_n > 0 ? eff->tile_n : 128;
+    double bm = ceil(m / tm), bn = ceil(n / tn);
+    double tiles = bm * bn;
+    double sms = gpu->sm_count > 0 ? gpu->sm_count : 1;
+    double waves = ceil(tiles / sms);
+    double q_wave = tiles / (waves * sms);
+    double q_tile = (m * n) / (bm * tm * bn * tn);
+
+    return q_wave * q_tile;
+}
+
+double cost_gemm_seconds(const struct gpu_spec *gpu, const struct efficiency *eff, enum dtype dt,
+                         double m, double n, double k, double batch)
+{
+    double peak = cost_peak_flops(gpu, dt);
+    double flops = 2.0 * m * n * k * batch;
+    double q, t_math, t_mem, bytes;
+
+    if (flops <= 0 || peak <= 0)
+        return 0;
+    /* Batched GEMMs share waves: quantize the combined tile count. */
+    q = cost_gemm_quant(gpu, eff, m * batch, n);
+    t_math = flops / (peak * eff->gemm_max * q);
+    bytes = dtype_bytes(dt) * batch * (m * k + k * n + m * n);
+    t_mem = bytes / (gpu->mem_bw_Bps * eff->mem_bw);
+    return eff->gemm_latency / NS_PER_S + (t_math > t_mem ? t_math : t_mem);
+}
+
+sim_time cost_gemm(const struct gpu_spec *gpu, const struct efficiency *eff, enum dtype dt,
+                   double m, double n, double k, double batch)
+{
+    return ns_from_s(cost_gemm_seconds(gpu, eff, dt, m, n, k, batch));
+}
+
+sim_time cost_membound(const struct gpu_spec *gpu, const struct efficiency *eff, double bytes)
+{
+    if (bytes <= 0)
+        return 0;
+    return eff->launch + ns_from_s(bytes / (gpu->mem_bw_Bps * eff->mem_bw));
+}
+
+sim_time cost_attention(const struct gpu_spec *gpu, const struct efficiency *eff, enum dtype dt,
+                        enum attn_kind kind, double flops, double bytes)
+{
+    double peak = cost_peak_flops(gpu, dt);
+    double frac = kind == ATTN_FLASH ? eff->attn_flash : eff->attn_standard;
+    double t_math, t_mem;
+
+    if (flops <= 0)
+        return 0;
+    t_math = flops / (peak * frac);
+    t_mem = bytes / (gpu->mem_bw_Bps * eff->mem_bw);
+    return eff->launch + ns_from_s(t_math > t_mem ? t_math : t_mem);
+}

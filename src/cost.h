@@ -1,0 +1,51 @@
+/*
+ * cost.h - compute kernel durations: a roofline with calibrated efficiencies.
+ *
+ * GEMM time (used by the simulator and fitted by `simtrain calibrate`):
+ *
+ *     tiles  = ceil(m / tile_m) * ceil(n / tile_n)
+ *     waves  = ceil(tiles / sm_count)
+ *     q_wave = tiles / (waves * sm_count)                       wave quantization
+ *     q_tile = m*n / (ceil(m/tile_m)*tile_m * ceil(n/tile_n)*tile_n)   tile quantization
+ *     t      = gemm_latency + 2*m*n*k / (peak[dtype] * gemm_max * q_wave * q_tile)
+ *
+ * then at least the memory roofline (operands read once, output written once).
+ * Tile and wave quantization: NVIDIA "Matrix Multiplication Background User's
+ * Guide" ch. 3.1-3.2 as quoted in ml-engineering training/performance; gemm_max
+ * is the measured best-shape fraction of peak (MAMF table, formulas.md §6.2).
+ *
+ * Memory-bound kernels: t = launch + bytes / (mem_bw_Bps * eff.mem_bw)
+ * (roofline, formulas.md §6.1, §6.4). Attention: FLOPs / (peak * attn_*).
+ * All functions are pure and return nanoseconds.
+ */
+#ifndef SIMTRAIN_COST_H
+#define SIMTRAIN_COST_H
+
+#include "config.h"
+
+/* Default efficiencies for a hardware file without an `efficiency:` block. */
+void cost_default_efficiency(struct efficiency *eff);
+
+/* Quantization factor q_wave * q_tile of an m x n output on this GPU, in (0, 1]. */
+double cost_gemm_quant(const struct gpu_spec *gpu, const struct efficiency *eff, double m,
+                       double n);
+
+/* Time of one (m x k) @ (k x n) GEMM in `dt`; `batch` independent GEMMs of that shape. */
+sim_time cost_gemm(const struct gpu_spec *gpu, const struct efficiency *eff, enum dtype dt,
+                   double m, double n, double k, double batch);
+
+/* Same as cost_gemm but in seconds, without rounding (for fitting). */
+double cost_gemm_seconds(const struct gpu_spec *gpu, const struct efficiency *eff, enum dtype dt,
+                         double m, double n, double k, double batch);
+
+/* Time of a memory-bound kernel moving `bytes` (read + written). */
+sim_time cost_membound(const struct gpu_spec *gpu, const struct efficiency *eff, double bytes);
+
+/* Time of fused (flash) or unfused attention doing `flops` with `bytes` of I/O. */
+sim_time cost_attention(const struct gpu_spec *gpu, const struct efficiency *eff, enum dtype dt,
+                        enum attn_kind kind, double flops, double bytes);
+
+/* Peak FLOP/s for a dtype; falls back to bf16/fp16 when the dtype has no figure. */
+double cost_peak_flops(const struct gpu_spec *gpu, enum dtype dt);
+
+#endif

@@ -1,0 +1,89 @@
+/*
+ * util.h - allocation that never returns NULL, a bump arena for load-time data,
+ * a growable string buffer, and small helpers shared by every module.
+ *
+ * Out of memory is not an error path: xmalloc() and friends print a message
+ * and abort (STYLE.md, "Errors"), so model code never checks for NULL.
+ */
+#ifndef SIMTRAIN_UTIL_H
+#define SIMTRAIN_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdarg.h>
+
+/* Simulated time in integer nanoseconds (STYLE.md, "Time and determinism"). */
+typedef int64_t sim_time;
+
+#define SIM_TIME_MAX INT64_MAX
+#define NS_PER_S     1000000000.0
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define MIN(a, b)    ((a) < (b) ? (a) : (b))
+#define MAX(a, b)    ((a) > (b) ? (a) : (b))
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t count, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+/* printf into a fresh heap string; the caller frees it. */
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Grow a dynamic array: ensure (*items) has room for `need` elements of `size`
+ * bytes, doubling *cap as needed.
+ */
+void grow_array(void **items, size_t *cap, size_t need, size_t size);
+#define VEC_PUSH(items, count, cap, value)                                                     \
+    do {                                                                                       \
+        grow_array((void **)&(items), &(cap), (count) + 1, sizeof(*(items)));                  \
+        (items)[(count)++] = (value);                                                          \
+    } while (0)
+
+/*
+ * Arena: a bump allocator for data that lives as long as a loaded configuration
+ * (STYLE.md, "Memory ownership"). arena_release() frees every block at once.
+ */
+struct arena_block;
+struct arena {
+    struct arena_block *head;
+};
+void arena_init(struct arena *a);
+void arena_release(struct arena *a);
+void *arena_alloc(struct arena *a, size_t n); /* zeroed, 16-byte aligned */
+char *arena_strdup(struct arena *a, const char *s);
+
+/* A growable NUL-terminated string. */
+struct strbuf {
+    char *buf;  /* always NUL-terminated once anything is added */
+    size_t len; /* bytes used, excluding the NUL */
+    size_t cap; /* bytes allocated */
+};
+void sb_init(struct strbuf *sb);
+void sb_release(struct strbuf *sb);
+void sb_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+void sb_add(struct strbuf *sb, const char *s, size_t n);
+void sb_puts(struct strbuf *sb, const char *s);
+/* Detach the buffer (never NULL); the caller frees it. */
+char *sb_detach(struct strbuf *sb);
+
+/* Read a whole file into a NUL-terminated heap buffer; NULL (errno set) on failure. */
+char *read_file(const char *path, size_t *len_out);
+
+/* Ceiling division for positive integers. */
+static inline int64_t div_ceil(int64_t a, int64_t b)
+{
+    return (a + b - 1) / b;
+}
+
+/* Seconds (double) to integer nanoseconds, rounded up once at the edge (STYLE.md). */
+sim_time ns_from_s(double seconds);
+
+/* A small deterministic PRNG (splitmix64) for tests and benchmarks; never seeded by time. */
+uint64_t rng_next(uint64_t *state);
+double rng_uniform(uint64_t *state); /* [0, 1) */
+
+#endif
