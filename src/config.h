@@ -9,8 +9,8 @@
  * units (bytes, bytes/s, FLOP/s, seconds as sim_time ns, watts).
  *
  * A struct scenario can also be built in code (validate builds one per CSV
- * row): scenario_defaults() fills every default, scenario_check() applies the
- * same semantic rules the loader applies.
+ * row): scenario_defaults() fills every default, scenario_finalize() derives
+ * the dependent values and applies the same semantic rules the loader applies.
  *
  * Memory: cfg_load_*() return objects that own all their strings in an arena;
  * cfg_free() releases everything. A struct scenario may be copied by value
@@ -49,13 +49,13 @@ enum gpu_arch {
 /* ---- hardware ------------------------------------------------------------ */
 
 struct gpu_spec {
-    const char *model;       /* marketing name, e.g. "H100 SXM5 80GB" */
-    enum gpu_arch arch;      /* selects NCCL tuning tables and NVLS support */
-    int sm_count;            /* streaming multiprocessors (wave quantization) */
-    double mem_bytes;        /* device memory capacity, bytes */
-    double mem_bw_Bps;       /* peak device memory bandwidth, bytes/s */
-    double flops[DT_COUNT];  /* dense peak per dtype, FLOP/s; 0 = unsupported */
-    double power_W;          /* board power, W; 0 = unknown */
+    const char *model;      /* marketing name, e.g. "H100 SXM5 80GB" */
+    enum gpu_arch arch;     /* selects NCCL tuning tables and NVLS support */
+    int sm_count;           /* streaming multiprocessors (wave quantization) */
+    double mem_bytes;       /* device memory capacity, bytes */
+    double mem_bw_Bps;      /* peak device memory bandwidth, bytes/s */
+    double flops[DT_COUNT]; /* dense peak per dtype, FLOP/s; 0 = unsupported */
+    double power_W;         /* board power, W; 0 = unknown */
 };
 
 /*
@@ -91,9 +91,9 @@ struct pcie_spec {
 };
 
 struct host_spec {
-    double mem_bytes;    /* host DRAM per node, bytes */
-    double mem_bw_Bps;   /* host DRAM bandwidth per node, bytes/s */
-    double adam_Pps;     /* CPU Adam throughput per GPU's share of the host, params/s */
+    double mem_bytes;  /* host DRAM per node, bytes */
+    double mem_bw_Bps; /* host DRAM bandwidth per node, bytes/s */
+    double adam_Pps;   /* CPU Adam throughput per GPU's share of the host, params/s */
 };
 
 struct network_spec {
@@ -109,12 +109,12 @@ struct network_spec {
 
 /* One calibrated collective figure (a calibration file's `collectives:` list). */
 struct coll_calib {
-    int op;           /* enum coll_op */
-    int algo;         /* enum coll_algo; ALGO_AUTO = any */
-    int proto;        /* enum coll_proto; PROTO_AUTO = any */
-    bool inter_node;  /* figure for groups spanning nodes */
-    sim_time latency; /* fitted alpha, ns */
-    double bus_bw_Bps;/* fitted bus bandwidth, bytes/s */
+    int op;            /* enum coll_op */
+    int algo;          /* enum coll_algo; ALGO_AUTO = any */
+    int proto;         /* enum coll_proto; PROTO_AUTO = any */
+    bool inter_node;   /* figure for groups spanning nodes */
+    sim_time latency;  /* fitted alpha, ns */
+    double bus_bw_Bps; /* fitted bus bandwidth, bytes/s */
 };
 
 struct hardware {
@@ -128,7 +128,7 @@ struct hardware {
     struct pcie_spec pcie;
     struct host_spec host;
     struct network_spec net;
-    int nodes;               /* default cluster size; scenarios override */
+    int nodes;                   /* default cluster size; scenarios override */
     struct coll_calib *coll_cal; /* calibrated collective figures (arena-owned), or NULL */
     int ncoll_cal;
 };
@@ -165,17 +165,17 @@ struct model {
     int layers;
     int hidden;
     int heads;
-    int kv_heads;        /* = heads for MHA */
-    int head_dim;        /* = hidden / heads unless given */
+    int kv_heads; /* = heads for MHA */
+    int head_dim; /* = hidden / heads unless given */
     int ffn_hidden;
     int vocab;
-    int max_seq;         /* learned position table size (POS_LEARNED) */
+    int max_seq; /* learned position table size (POS_LEARNED) */
     enum ffn_act act;
     enum norm_kind norm;
     enum pos_emb pos;
     bool tied_embeddings;
-    bool bias;           /* linear layers carry biases (GPT-2/3 style) */
-    bool dropout;        /* dropout layers present (Korthikanti's 1-byte masks) */
+    bool bias;    /* linear layers carry biases (GPT-2/3 style) */
+    bool dropout; /* dropout layers present (Korthikanti's 1-byte masks) */
     struct moe_spec moe;
 };
 
@@ -231,22 +231,22 @@ enum offload {
 };
 
 struct training {
-    int seq_len;              /* tokens per sequence */
-    int global_batch;         /* sequences per optimizer step */
-    int micro_batch;          /* sequences per micro-batch per model replica */
-    enum dtype precision;     /* matmul / activation dtype */
-    bool master_weights;      /* fp32 master copy of the weights (mixed precision) */
-    enum dtype grad_dtype;    /* gradient accumulation buffer dtype */
+    int seq_len;           /* tokens per sequence */
+    int global_batch;      /* sequences per optimizer step */
+    int micro_batch;       /* sequences per micro-batch per model replica */
+    enum dtype precision;  /* matmul / activation dtype */
+    bool master_weights;   /* fp32 master copy of the weights (mixed precision) */
+    enum dtype grad_dtype; /* gradient accumulation buffer dtype */
     enum optimizer_kind optimizer;
     enum recompute recompute;
-    int recompute_layers;     /* RC_FULL: checkpointed layers per stage (0 = all) */
+    int recompute_layers; /* RC_FULL: checkpointed layers per stage (0 = all) */
     enum attn_kind attention;
     enum finetune finetune;
     struct lora_spec lora;
     enum offload offload;
-    double tokens;            /* tokens to train, for time-to-train; 0 = not given */
-    double price_gpu_hour;    /* price per GPU-hour, USD; 0 = not given */
-    double overhead_bytes;    /* CUDA context + allocator reserve per GPU, bytes */
+    double tokens;         /* tokens to train, for time-to-train; 0 = not given */
+    double price_gpu_hour; /* price per GPU-hour, USD; 0 = not given */
+    double overhead_bytes; /* CUDA context + allocator reserve per GPU, bytes */
 };
 
 /* ---- parallel layout ----------------------------------------------------- */
@@ -270,7 +270,7 @@ enum sharding {
 };
 
 enum framework {
-    FW_AUTO,     /* megatron when tp/pp/cp/ep > 1, else pytorch (deepspeed for zero*) */
+    FW_AUTO, /* megatron when tp/pp/cp/ep > 1, else pytorch (deepspeed for zero*) */
     FW_MEGATRON,
     FW_DEEPSPEED,
     FW_PYTORCH
@@ -292,8 +292,8 @@ struct parallelism {
     enum pp_schedule schedule;
     enum sharding sharding;
     enum framework framework;
-    int order[DIM_COUNT];      /* placement, innermost (fastest-varying rank) first */
-    bool tp_comm_overlap;      /* overlap TP communication with compute */
+    int order[DIM_COUNT]; /* placement, innermost (fastest-varying rank) first */
+    bool tp_comm_overlap; /* overlap TP communication with compute */
 };
 
 struct ddp_cfg {
@@ -306,10 +306,10 @@ struct ddp_cfg {
 struct zero_cfg {
     double reduce_bucket_size;
     double allgather_bucket_size;
-    double prefetch_bucket_size;       /* stage3_prefetch_bucket_size */
-    double max_live_parameters;        /* stage3_max_live_parameters */
-    double param_persistence_threshold;/* stage3_param_persistence_threshold */
-    double max_reuse_distance;         /* stage3_max_reuse_distance */
+    double prefetch_bucket_size;        /* stage3_prefetch_bucket_size */
+    double max_live_parameters;         /* stage3_max_live_parameters */
+    double param_persistence_threshold; /* stage3_param_persistence_threshold */
+    double max_reuse_distance;          /* stage3_max_reuse_distance */
     bool overlap_comm;
     bool contiguous_gradients;
 };
@@ -325,10 +325,10 @@ struct fsdp_cfg {
     bool forward_prefetch;
     bool limit_all_gathers;
     bool reshard_after_forward;
-    int version;              /* 1 = FlatParameter FSDP, 2 = per-parameter FSDP2 */
-    enum dtype param_dtype;   /* MixedPrecision.param_dtype */
-    enum dtype reduce_dtype;  /* MixedPrecision.reduce_dtype */
-    enum dtype buffer_dtype;  /* MixedPrecision.buffer_dtype */
+    int version;             /* 1 = FlatParameter FSDP, 2 = per-parameter FSDP2 */
+    enum dtype param_dtype;  /* MixedPrecision.param_dtype */
+    enum dtype reduce_dtype; /* MixedPrecision.reduce_dtype */
+    enum dtype buffer_dtype; /* MixedPrecision.buffer_dtype */
 };
 
 enum coll_algo {
@@ -337,7 +337,7 @@ enum coll_algo {
     ALGO_TREE,
     ALGO_NVLS,
     ALGO_NVLS_TREE,
-    ALGO_HIER,      /* intra-node reduce-scatter, inter-node all-reduce, intra all-gather */
+    ALGO_HIER, /* intra-node reduce-scatter, inter-node all-reduce, intra all-gather */
     ALGO_COUNT
 };
 
@@ -368,9 +368,9 @@ struct nccl_cfg {
 };
 
 struct sim_cfg {
-    int straggler_rank;       /* -1 = none; with --ranks all, this rank runs slower */
-    double straggler_slowdown;/* compute time multiplier for the straggler, >= 1 */
-    sim_time step_overhead;   /* fixed per-step host overhead (data loading, logging), ns */
+    int straggler_rank;        /* -1 = none; with --ranks all, this rank runs slower */
+    double straggler_slowdown; /* compute time multiplier for the straggler, >= 1 */
+    sim_time step_overhead;    /* fixed per-step host overhead (data loading, logging), ns */
 };
 
 struct cfg_source; /* the parsed YAML files, for diagnostics (config.c) */
@@ -381,8 +381,8 @@ struct scenario {
     const char *description;
     struct hardware hw;
     struct model model;
-    int nodes;                /* nodes in the job */
-    int gpus;                 /* total GPUs = nodes * hw.gpus_per_node unless given */
+    int nodes; /* nodes in the job */
+    int gpus;  /* total GPUs = nodes * hw.gpus_per_node unless given */
     struct training train;
     struct parallelism par;
     struct ddp_cfg ddp;
@@ -390,7 +390,7 @@ struct scenario {
     struct fsdp_cfg fsdp;
     struct nccl_cfg nccl;
     struct sim_cfg sim;
-    struct cfg_source *src;   /* NULL for scenarios built in code */
+    struct cfg_source *src; /* NULL for scenarios built in code */
 };
 
 /* A `--set key=value` override. */
@@ -433,7 +433,8 @@ void cfg_free_model(struct model *m);
 void scenario_defaults(struct scenario *s);
 
 /*
- * Derive dependent values (gpus, dp, head_dim, kv_heads, schedule) and check
+ * Derive dependent values left 0 (nodes, gpus, dp, head_dim, kv_heads,
+ * ffn_hidden, moe.ffn_hidden; 1f1b becomes interleaved when vpp > 1) and check
  * the cross-field rules: degrees multiply to the GPU count, heads % tp, layers
  * % pp, global batch % (micro_batch * dp), and so on. Returns 0 when valid,
  * otherwise -1 with *err filled. Used by the loader, validate, sweep and plan.

@@ -27,8 +27,7 @@ double cost_peak_flops(const struct gpu_spec *gpu, enum dtype dt)
     return gpu->flops[DT_FP16];
 }
 
-double cost_gemm_quant(const struct gpu_spec *gpu, const struct efficiency *eff, double m,
-                       double n)
+double cost_gemm_quant(const struct gpu_spec *gpu, const struct efficiency *eff, double m, double n)
 {
     double tm = eff->tile_m > 0 ? eff->tile_m : 128;
     double tn = eff->tile_n > 0 ? eff->tile_n : 128;

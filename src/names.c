@@ -4,7 +4,7 @@
 double dtype_bytes(enum dtype t)
 {
     static const double bytes[DT_COUNT] = {
-        [DT_FP32] = 4, [DT_TF32] = 4, [DT_BF16] = 2, [DT_FP16] = 2,
+        [DT_FP32] = 4, [DT_TF32] = 4, [DT_BF16] = 2,  [DT_FP16] = 2,
         [DT_FP8] = 1,  [DT_INT8] = 1, [DT_NF4] = 0.5,
     };
     return (unsigned)t < DT_COUNT ? bytes[t] : 0;
@@ -20,8 +20,8 @@ const char *dtype_name(enum dtype t)
 
 const char *sharding_name(enum sharding sh)
 {
-    static const char *const n[] = { "none", "zero1", "zero2",        "zero3",
-                                     "fsdp", "fsdp_grad_op", "hsdp", "fsdp_no_shard" };
+    static const char *const n[] = { "none", "zero1",        "zero2", "zero3",
+                                     "fsdp", "fsdp_grad_op", "hsdp",  "fsdp_no_shard" };
     return NAME_OF(n, sh);
 }
 

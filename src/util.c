@@ -62,12 +62,10 @@ char *xasprintf(const char *fmt, ...)
     return sb_detach(&sb);
 }
 
-void grow_array(void **items, size_t *cap, size_t need, size_t size)
+void grow_array_slow(void **items, size_t *cap, size_t need, size_t size)
 {
     size_t n = *cap ? *cap : 8;
 
-    if (need <= *cap)
-        return;
     while (n < need)
         n *= 2;
     *items = xrealloc(*items, n * size);

@@ -34,11 +34,16 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * Grow a dynamic array: ensure (*items) has room for `need` elements of `size`
  * bytes, doubling *cap as needed.
  */
-void grow_array(void **items, size_t *cap, size_t need, size_t size);
-#define VEC_PUSH(items, count, cap, value)                                                     \
-    do {                                                                                       \
-        grow_array((void **)&(items), &(cap), (count) + 1, sizeof(*(items)));                  \
-        (items)[(count)++] = (value);                                                          \
+void grow_array_slow(void **items, size_t *cap, size_t need, size_t size);
+static inline void grow_array(void **items, size_t *cap, size_t need, size_t size)
+{
+    if (need > *cap)
+        grow_array_slow(items, cap, need, size);
+}
+#define VEC_PUSH(items, count, cap, value)                                                         \
+    do {                                                                                           \
+        grow_array((void **)&(items), &(cap), (count) + 1, sizeof(*(items)));                      \
+        (items)[(count)++] = (value);                                                              \
     } while (0)
 
 /*
@@ -63,8 +68,7 @@ struct strbuf {
 void sb_init(struct strbuf *sb);
 void sb_release(struct strbuf *sb);
 void sb_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void sb_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
-    __attribute__((format(printf, 2, 0)));
+void sb_vaddf(struct strbuf *sb, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 void sb_add(struct strbuf *sb, const char *s, size_t n);
 void sb_puts(struct strbuf *sb, const char *s);
 /* Detach the buffer (never NULL); the caller frees it. */

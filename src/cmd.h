@@ -1,0 +1,31 @@
+/*
+ * cmd.h - subcommands of the simtrain command line. Each takes the arguments
+ * after its name (argv[0] is the subcommand name), prints its own usage and
+ * diagnostics, and returns the process exit status.
+ */
+#ifndef SIMTRAIN_CMD_H
+#define SIMTRAIN_CMD_H
+
+/* `simtrain calibrate MEASUREMENTS.csv --hardware H [--output F] [--check]` (cmd_calibrate.c) */
+int cmd_calibrate(int argc, char **argv);
+
+/* `simtrain validate RUNS.csv [--json F] [--plot DIR] [--markdown]` (cmd_validate.c) */
+int cmd_validate(int argc, char **argv);
+
+/* `simtrain collective --hardware H --op OP --gpus N ...` (collective engineer's cmd file) */
+int cmd_collective(int argc, char **argv);
+
+/* `simtrain schema`: print the YAML reference (lead / config) */
+int cmd_schema(int argc, char **argv);
+
+struct cfg_override;
+
+/*
+ * Take a `--set KEY=VALUE` (or `--set=KEY=VALUE`) at argv[*i], advancing *i past
+ * its value and appending to *ovr. Returns 1 when taken, 0 when argv[*i] is not
+ * --set, -1 on a malformed argument (message printed).
+ */
+int cli_take_set(int argc, char **argv, int *i, struct cfg_override **ovr, int *novr);
+void cli_free_overrides(struct cfg_override *ovr, int novr);
+
+#endif

@@ -1,0 +1,183 @@
+/*
+ * prog.h - per-rank programs: the tasks one GPU executes in a training step,
+ * on streams, with dependencies and memory alloc/free marks.
+ *
+ * A strategy (src/strategy/) builds one program per distinct role (e.g. one
+ * per pipeline stage); every simulated rank runs the program of its role.
+ * Tasks on one stream run in the order they were added (a CUDA stream); a
+ * task also waits for its dependencies, which may be on other streams of the
+ * same rank. Ranks interact only through collectives and send/recv, which
+ * are matched per communicator in issue order (NCCL semantics).
+ *
+ * Memory: a task may allocate or free bytes of a category when it starts
+ * (mem0) and when it ends (mem1); the engine's tracker turns these into the
+ * per-rank timeline and peak.
+ *
+ * Ownership: prog_new() returns a program the caller frees with prog_free().
+ */
+#ifndef SIMTRAIN_PROG_H
+#define SIMTRAIN_PROG_H
+
+#include <stdint.h>
+
+#include "config.h"
+
+enum task_kind {
+    TASK_COMPUTE, /* runs for dur ns on its stream */
+    TASK_COLL,    /* collective on communicator `comm`; starts when all members arrive */
+    TASK_SEND,    /* point-to-point send to the peer named by `comm` */
+    TASK_RECV,    /* matching receive */
+    TASK_COPY,    /* host<->device copy of `bytes` over the GPU's PCIe link */
+    TASK_HOST,    /* host CPU work for dur ns (CPU optimizer step) */
+    TASK_MARK     /* zero duration: memory marks and phase boundaries */
+};
+
+/* Streams of one rank (CUDA streams / NCCL channels / host threads). */
+enum stream_id {
+    ST_COMPUTE,
+    ST_TP,        /* tensor/sequence-parallel collectives */
+    ST_CP,        /* context-parallel ring exchange */
+    ST_EP,        /* expert-parallel all-to-all */
+    ST_DP,        /* data-parallel gradient reduction */
+    ST_DP_GATHER, /* parameter all-gathers (ZeRO-3 / FSDP / ZeRO-1 param sync) */
+    ST_PP_SEND_NEXT,
+    ST_PP_SEND_PREV,
+    ST_PP_RECV_PREV,
+    ST_PP_RECV_NEXT,
+    ST_H2D,
+    ST_D2H,
+    ST_HOST,
+    ST_COUNT
+};
+
+/* Communicator kinds, resolved per rank to a concrete group by the layout. */
+enum comm_kind {
+    COMM_TP,
+    COMM_CP,
+    COMM_EP,
+    COMM_DP,       /* all data-parallel replicas (dp * cp for gradients when cp > 1) */
+    COMM_DP_INTRA, /* HSDP shard group: DP peers inside a node */
+    COMM_DP_INTER, /* HSDP replicate group: same shard index across nodes */
+    COMM_EDP,      /* expert data parallel: DP peers holding the same experts */
+    COMM_PP_NEXT,  /* point-to-point with the next stage (activations flow forward) */
+    COMM_PP_PREV,  /* point-to-point with the previous stage (gradients flow back) */
+    COMM_KIND_COUNT
+};
+
+/* Where time goes, for the breakdown and the trace. */
+enum time_cat {
+    TC_FWD,
+    TC_BWD,
+    TC_RECOMPUTE,
+    TC_OPTIMIZER,
+    TC_COMM_TP,
+    TC_COMM_CP,
+    TC_COMM_EP,
+    TC_COMM_PP,
+    TC_COMM_DP,
+    TC_OFFLOAD, /* PCIe transfers and host optimizer work of CPU offload */
+    TC_IDLE,    /* nothing running: pipeline bubble, waiting for peers */
+    TC_COUNT
+};
+
+/* Memory categories; every byte on a GPU is attributed to one. */
+enum mem_cat {
+    MC_PARAMS,    /* parameters as stored (bf16, fp32, NF4 + constants) */
+    MC_MASTER,    /* fp32 master weights (mixed precision) */
+    MC_GRADS,     /* gradients (accumulation buffers) */
+    MC_OPTIM,     /* optimizer states */
+    MC_ACT,       /* activations saved for backward */
+    MC_LOGITS,    /* logits and loss buffers */
+    MC_GATHERED,  /* unsharded parameters alive under ZeRO-3 / FSDP */
+    MC_COMM,      /* communication buffers: DDP buckets, gather/scatter staging */
+    MC_WORKSPACE, /* transient op outputs, cuBLAS workspace */
+    MC_OVERHEAD,  /* CUDA context, NCCL, allocator reserve (estimate) */
+    MC_COUNT
+};
+
+struct task {
+    uint8_t kind;   /* enum task_kind */
+    uint8_t stream; /* enum stream_id */
+    uint8_t tcat;   /* enum time_cat */
+    uint8_t comm;   /* enum comm_kind (COLL/SEND/RECV) */
+    uint8_t op;     /* enum coll_op (COLL) */
+    uint8_t mcat0;  /* enum mem_cat of mem0 */
+    uint8_t mcat1;  /* enum mem_cat of mem1 */
+    uint8_t pad;
+    int32_t label; /* index into prog->labels */
+    int32_t mb;    /* micro-batch index for the trace, -1 if none */
+    int32_t pred0; /* dependencies: prog->preds[pred0 .. pred0 + npred) */
+    int32_t npred;
+    int32_t succ0; /* successors (filled by prog_seal) */
+    int32_t nsucc;
+    sim_time dur; /* COMPUTE/HOST duration, ns */
+    double bytes; /* COLL/SEND/RECV/COPY payload, bytes (nccl-tests size) */
+    int64_t mem0; /* bytes allocated (> 0) or freed (< 0) when the task starts */
+    int64_t mem1; /* bytes allocated (> 0) or freed (< 0) when the task ends */
+};
+
+struct prog {
+    char role[48]; /* e.g. "stage 0" */
+    struct task *tasks;
+    int ntasks;
+    size_t cap_tasks;
+    int32_t *preds; /* dependency lists, by task */
+    int32_t *succs; /* successor lists (after prog_seal) */
+    int npreds;
+    size_t cap_preds;
+    struct prog_edge {
+        int32_t from, to;
+    } * edges; /* pending edges while building */
+    int nedges;
+    size_t cap_edges;
+    struct prog_label {
+        const char *fmt; /* static text, at most one %d */
+        int arg;         /* the %d value */
+    } * labels;          /* interned task labels */
+    int nlabels;
+    size_t cap_labels;
+    int *label_hash; /* open addressing over labels, -1 = empty */
+    size_t label_hash_cap;
+    int sealed;
+    int64_t mem_static; /* bytes allocated at time zero (for reports) */
+};
+
+struct prog *prog_new(const char *role);
+void prog_free(struct prog *p);
+
+/* Append a task (stream order = order of addition); returns its index. */
+int prog_add(struct prog *p, const struct task *t);
+
+/* Make task `t` wait for task `dep` (dep < t is asserted: programs are built in order). */
+void prog_dep(struct prog *p, int t, int dep);
+
+/*
+ * Intern a label: `fmt` is static text (a string literal: only the pointer is
+ * kept) with at most one "%d", expanded with `arg` when the label is printed.
+ * Returns its index. Labels are formatted lazily because a large program has
+ * hundreds of thousands of tasks and only traces print them.
+ */
+int prog_label(struct prog *p, const char *fmt, int arg);
+
+/* The text of label `id` into buf. */
+void prog_label_text(const struct prog *p, int id, char *buf, size_t n);
+
+/* Build dependency and successor lists; no tasks may be added afterwards. */
+void prog_seal(struct prog *p);
+
+/* Convenience constructors; each returns the new task's index. */
+int prog_compute(struct prog *p, int stream, int tcat, sim_time dur, int label, int mb);
+int prog_coll(struct prog *p, int stream, int tcat, int comm, int op, double bytes, int label,
+              int mb);
+int prog_mark(struct prog *p, int stream, int label);
+
+/* Attach memory marks to a task. */
+void task_mem_start(struct task *t, int cat, int64_t bytes);
+void task_mem_end(struct task *t, int cat, int64_t bytes);
+
+const char *tcat_name(int tcat);
+const char *mcat_name(int mcat);
+const char *stream_name(int stream);
+const char *comm_kind_name(int comm);
+
+#endif

@@ -1,0 +1,32 @@
+/*
+ * report.h - outputs of a simulated step: the terminal report (report.c),
+ * JSON (json_out.c, the only user of cJSON) and Chrome Trace Event JSON for
+ * Perfetto (trace.c). Schemas are documented in docs/json-schema.md and
+ * docs/user-guide.md.
+ */
+#ifndef SIMTRAIN_REPORT_H
+#define SIMTRAIN_REPORT_H
+
+#include <stdio.h>
+
+#include "run.h"
+
+#ifdef SIMTRAIN_VERSION
+#define SIMTRAIN_VERSION_STRING SIMTRAIN_VERSION
+#else
+#define SIMTRAIN_VERSION_STRING "dev"
+#endif
+
+void report_text(FILE *f, const struct run *r);
+
+/* Exclusive time breakdown averaged over simulated ranks, seconds per category. */
+void report_breakdown(const struct run *r, double out[TC_COUNT]);
+void report_fmt_time(double seconds, char *buf, size_t n);
+
+/* Write the JSON result to path ("-" = stdout). Returns 0 or -1 (errno set). */
+int report_json(const char *path, const struct run *r);
+
+/* Write a Chrome trace (Perfetto) of the step. Returns 0 or -1 (errno set). */
+int trace_write(const char *path, const struct run *r);
+
+#endif

@@ -1,0 +1,1027 @@
+/* sim.c - see sim.h. The run loop: setup, events, accounting, teardown. */
+#include "sim.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collective.h"
+#include "engine.h"
+#include "flow.h"
+
+/* Communicator slots of a rank: one per collective kind, four for point-to-point. */
+enum {
+    SLOT_SEND_NEXT = COMM_KIND_COUNT,
+    SLOT_SEND_PREV,
+    SLOT_RECV_PREV,
+    SLOT_RECV_NEXT,
+    NSLOT
+};
+
+struct inst {
+    int arrived;
+    uint8_t op, tcat, comm_kind;
+    double bytes;
+};
+
+struct comm {
+    struct comm_group g;
+    int kind;     /* enum comm_kind */
+    int nsim;     /* simulated members */
+    int *members; /* rank indices of simulated members */
+    int p2p;
+    struct inst *q; /* pending instances, ring buffer of qcap */
+    int32_t *qtask; /* per instance, per member: the member's task index */
+    int64_t qbase;  /* seq of the oldest pending instance (= next to start) */
+    int qcap;
+    int64_t qmax; /* highest seq seen + 1 */
+    int active;
+    struct coll_cost cost; /* of the active instance */
+    int flow;              /* sim flow index while transferring, else -1 */
+};
+
+struct sflow {
+    int comm;       /* communicator, or -1 for a copy */
+    int rank, task; /* for copies */
+    int fid;        /* id in the flow_net */
+    int nres, res[2 * 4];
+    int *res_many;    /* when more than 8 resources */
+    double remaining; /* bus bytes left */
+    double rate;      /* bytes/s */
+    sim_time last;    /* when remaining was last updated */
+    uint32_t gen;
+    int active;
+};
+
+struct srank {
+    const struct prog *prog;
+    int32_t *wait;        /* remaining predecessors per task */
+    int32_t *stream_list; /* task indices grouped by stream (shared per program) */
+    const int32_t *stream_off;
+    int32_t head[ST_COUNT];
+    int8_t running[ST_COUNT];
+    int comm[NSLOT];
+    int midx[NSLOT]; /* this rank's member index in comm[slot] */
+    int64_t seq[NSLOT];
+    int compute_tcat;            /* tcat of the running compute task, or -1 */
+    int inflight[TC_COUNT];      /* transferring communication / offload, by category */
+    sim_time last;               /* last accounting time */
+    sim_time start_of[ST_COUNT]; /* start time of the running task per stream */
+    int res[TIER_COUNT + 2];     /* link resources: tiers, then PCIe h2d and d2h */
+};
+
+struct stream_index {
+    const struct prog *prog;
+    int32_t *list;
+    int32_t off[ST_COUNT + 1];
+};
+
+struct cost_key {
+    int nranks, nnodes, ppn, rail, op;
+    double bytes;
+};
+
+struct cost_ent {
+    struct cost_key k;
+    struct coll_cost c;
+    int used;
+    int note[COMM_KIND_COUNT]; /* index into result->notes per communicator kind, -1 = none */
+};
+
+struct sim {
+    const struct scenario *sc;
+    const struct layout *lay;
+    const struct sim_opts *opts;
+    struct engine eng;
+    struct sim_result *res;
+    struct srank *r;
+    int nr;
+    struct comm *comms;
+    int ncomms;
+    size_t cap_comms;
+    struct flow_net *net;
+    double *res_cap; /* capacity per link resource */
+    int *res_users;  /* active flows per link resource */
+    int nres;
+    struct sflow *flows;
+    int nflows;
+    size_t cap_flows;
+    int *free_flows;
+    int nfree;
+    size_t cap_free;
+    struct stream_index *sidx;
+    int nsidx;
+    struct cost_ent *cache;
+    size_t cache_cap, cache_n;
+    int64_t *stack; /* (rank << 32 | task) tasks to complete now */
+    size_t nstack, cap_stack;
+    int trace_ranks;
+};
+
+/* ---- small hash map: communicator key -> index ---------------------------- */
+
+struct keymap {
+    uint64_t *keys;
+    int *vals;
+    size_t cap, n;
+};
+
+static uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static int *keymap_slot(struct keymap *m, uint64_t key)
+{
+    size_t i;
+
+    if (2 * (m->n + 1) > m->cap) {
+        struct keymap old = *m;
+        size_t j;
+        m->cap = old.cap ? old.cap * 2 : 64;
+        m->keys = xmalloc(m->cap * sizeof(*m->keys));
+        m->vals = xmalloc(m->cap * sizeof(*m->vals));
+        for (j = 0; j < m->cap; j++)
+            m->vals[j] = -1;
+        m->n = 0;
+        for (j = 0; j < old.cap; j++)
+            if (old.vals[j] >= 0)
+                *keymap_slot(m, old.keys[j]) = old.vals[j], m->n++;
+        free(old.keys);
+        free(old.vals);
+    }
+    i = mix64(key) & (m->cap - 1);
+    while (m->vals[i] >= 0 && m->keys[i] != key)
+        i = (i + 1) & (m->cap - 1);
+    if (m->vals[i] < 0)
+        m->keys[i] = key;
+    return &m->vals[i];
+}
+
+/* ---- setup ------------------------------------------------------------- */
+
+static const struct stream_index *stream_index_of(struct sim *sm, const struct prog *p)
+{
+    struct stream_index *si;
+    int i, n[ST_COUNT] = { 0 };
+
+    for (i = 0; i < sm->nsidx; i++)
+        if (sm->sidx[i].prog == p)
+            return &sm->sidx[i];
+    si = &sm->sidx[sm->nsidx++];
+    si->prog = p;
+    si->list = xmalloc(sizeof(int32_t) * (size_t)(p->ntasks ? p->ntasks : 1));
+    for (i = 0; i < p->ntasks; i++)
+        n[p->tasks[i].stream]++;
+    si->off[0] = 0;
+    for (i = 0; i < ST_COUNT; i++)
+        si->off[i + 1] = si->off[i] + n[i];
+    memset(n, 0, sizeof(n));
+    for (i = 0; i < p->ntasks; i++) {
+        int st = p->tasks[i].stream;
+        si->list[si->off[st] + n[st]++] = i;
+    }
+    return si;
+}
+
+static int slot_kind(int slot)
+{
+    switch (slot) {
+    case SLOT_SEND_NEXT:
+    case SLOT_RECV_NEXT:
+        return COMM_PP_NEXT;
+    case SLOT_SEND_PREV:
+    case SLOT_RECV_PREV:
+        return COMM_PP_PREV;
+    default:
+        return slot;
+    }
+}
+
+/*
+ * Shape of a group for the collective model. Members are sorted, so members
+ * on one node are adjacent. Rail alignment: every node holds the same set of
+ * local GPU indices, so a member's inter-node peers sit on its own rail.
+ */
+static void group_shape(const struct layout *l, const int *members, int n, struct comm_group *g)
+{
+    int gpn = l->gpus_per_node;
+    int first_node = layout_node(l, members[0]);
+    int ppn0 = 0, nodes = 1, cur = 0, maxppn = 0, rail = 1, i;
+
+    while (ppn0 < n && layout_node(l, members[ppn0]) == first_node)
+        ppn0++;
+    for (i = 0; i < n; i++) {
+        if (i > 0 && layout_node(l, members[i]) != layout_node(l, members[i - 1])) {
+            nodes++;
+            cur = 0;
+        }
+        if (cur >= ppn0 || members[i] % gpn != members[cur] % gpn)
+            rail = 0;
+        cur++;
+        if (cur > maxppn)
+            maxppn = cur;
+    }
+    g->nranks = n;
+    g->nnodes = nodes;
+    g->ppn = maxppn;
+    g->rail_aligned = rail && n == nodes * ppn0;
+}
+
+/* Find or create the communicator for simulated rank index ri and slot. */
+static int comm_for(struct sim *sm, struct keymap *km, int ri, int slot, int *sim_of_rank, int *buf,
+                    int bufmax)
+{
+    const struct layout *l = sm->lay;
+    int rank = sm->res->ranks[ri].rank;
+    int kind = slot_kind(slot);
+    uint64_t key;
+    int *v, n, i;
+    struct comm *c;
+
+    if (slot >= COMM_KIND_COUNT) {
+        int peer = layout_peer(l, rank, kind);
+        int src = (slot == SLOT_SEND_NEXT || slot == SLOT_SEND_PREV) ? rank : peer;
+        int dst = src == rank ? peer : rank;
+        int fwd = slot == SLOT_SEND_NEXT || slot == SLOT_RECV_PREV;
+        /* (src, dst, direction): with pp = 2 both directions join the same two ranks */
+        key = ((uint64_t)(NSLOT + 1 + fwd) << 58) ^ ((uint64_t)src << 29) ^ (uint64_t)dst;
+        buf[0] = src < dst ? src : dst;
+        buf[1] = src < dst ? dst : src;
+        n = src == dst ? 1 : 2;
+    } else {
+        n = layout_group(l, rank, kind, buf, bufmax);
+        key = ((uint64_t)kind << 58) ^ (uint64_t)buf[0] ^ ((uint64_t)n << 32);
+    }
+    v = keymap_slot(km, key);
+    if (*v >= 0)
+        return *v;
+    *v = sm->ncomms;
+    km->n++;
+    grow_array((void **)&sm->comms, &sm->cap_comms, (size_t)sm->ncomms + 1, sizeof(*sm->comms));
+    c = &sm->comms[sm->ncomms];
+    memset(c, 0, sizeof(*c));
+    /* A pipeline pair is named by its direction: activations forward, gradients backward. */
+    if (slot >= COMM_KIND_COUNT)
+        kind = (slot == SLOT_SEND_NEXT || slot == SLOT_RECV_PREV) ? COMM_PP_NEXT : COMM_PP_PREV;
+    c->kind = kind;
+    c->p2p = slot >= COMM_KIND_COUNT;
+    c->flow = -1;
+    group_shape(l, buf, n, &c->g);
+    c->members = xmalloc(sizeof(int) * (size_t)n);
+    for (i = 0; i < n; i++)
+        if (sim_of_rank[buf[i]] >= 0)
+            c->members[c->nsim++] = sim_of_rank[buf[i]];
+    c->qcap = 4;
+    c->q = xcalloc((size_t)c->qcap, sizeof(*c->q));
+    c->qtask = xcalloc((size_t)c->qcap * (size_t)c->nsim, sizeof(int32_t));
+    return sm->ncomms++;
+}
+
+static int member_index(const struct comm *c, int ri)
+{
+    int i;
+
+    for (i = 0; i < c->nsim; i++)
+        if (c->members[i] == ri)
+            return i;
+    assert(0 && "rank not a member of its communicator");
+    return -1;
+}
+
+static void setup_resources(struct sim *sm)
+{
+    const struct hardware *hw = &sm->sc->hw;
+    int ri, t;
+
+    sm->net = flow_new();
+    sm->nres = sm->nr * (TIER_COUNT + 2);
+    sm->res_cap = xcalloc((size_t)sm->nres, sizeof(double));
+    sm->res_users = xcalloc((size_t)sm->nres, sizeof(int));
+    for (ri = 0; ri < sm->nr; ri++) {
+        for (t = 0; t < TIER_COUNT + 2; t++) {
+            double cap = t < TIER_COUNT ? coll_tier_bw(hw, (enum link_tier)t) : hw->pcie.bw_Bps;
+            int id = flow_link_add(sm->net, cap > 0 ? cap : 1e9);
+            sm->r[ri].res[t] = id;
+            sm->res_cap[id] = cap > 0 ? cap : 1e9;
+        }
+    }
+}
+
+_Static_assert(TIER_COUNT <= 4, "rank_result.tier_bytes is too small");
+
+static int setup(struct sim *sm, struct prog *const *prog_of_stage)
+{
+    const struct layout *l = sm->lay;
+    struct keymap km = { 0 };
+    int *sim_of_rank, *buf, rank, ri, slot, i;
+    int bufmax = l->world > 2 ? l->world : 2;
+
+    sim_of_rank = xmalloc(sizeof(int) * (size_t)l->world);
+    for (rank = 0; rank < l->world; rank++)
+        sim_of_rank[rank] = -1;
+    sm->nr = 0;
+    for (rank = 0; rank < l->world; rank++) {
+        int c[DIM_COUNT];
+        layout_coords(l, rank, c);
+        if (sm->opts->all_ranks || (c[DIM_TP] == 0 && c[DIM_CP] == 0 && c[DIM_DP] == 0))
+            sim_of_rank[rank] = sm->nr++;
+    }
+    sm->res->nranks = sm->nr;
+    sm->res->ranks = xcalloc((size_t)sm->nr, sizeof(struct rank_result));
+    sm->r = xcalloc((size_t)sm->nr, sizeof(struct srank));
+    sm->sidx = xcalloc((size_t)l->deg[DIM_PP], sizeof(*sm->sidx));
+    for (rank = 0; rank < l->world; rank++) {
+        struct rank_result *rr;
+        struct srank *r;
+        const struct stream_index *si;
+        if ((ri = sim_of_rank[rank]) < 0)
+            continue;
+        rr = &sm->res->ranks[ri];
+        r = &sm->r[ri];
+        rr->rank = rank;
+        layout_coords(l, rank, rr->coords);
+        rr->prog = prog_of_stage[rr->coords[DIM_PP]];
+        rr->slowdown = 1.0;
+        if (sm->opts->all_ranks && rank == sm->sc->sim.straggler_rank)
+            rr->slowdown = sm->sc->sim.straggler_slowdown;
+        r->prog = rr->prog;
+        si = stream_index_of(sm, r->prog);
+        r->stream_list = si->list;
+        r->stream_off = si->off;
+        r->wait = xmalloc(sizeof(int32_t) * (size_t)(r->prog->ntasks ? r->prog->ntasks : 1));
+        for (i = 0; i < r->prog->ntasks; i++)
+            r->wait[i] = r->prog->tasks[i].npred;
+        r->compute_tcat = -1;
+        for (i = 0; i < ST_COUNT; i++)
+            r->head[i] = si->off[i];
+    }
+    buf = xmalloc(sizeof(int) * (size_t)bufmax);
+    for (ri = 0; ri < sm->nr; ri++) {
+        /* Only create communicators this rank's program uses. */
+        int used[NSLOT] = { 0 };
+        const struct prog *p = sm->r[ri].prog;
+        for (i = 0; i < p->ntasks; i++) {
+            const struct task *t = &p->tasks[i];
+            if (t->kind == TASK_COLL)
+                used[t->comm] = 1;
+            else if (t->kind == TASK_SEND)
+                used[t->comm == COMM_PP_NEXT ? SLOT_SEND_NEXT : SLOT_SEND_PREV] = 1;
+            else if (t->kind == TASK_RECV)
+                used[t->comm == COMM_PP_NEXT ? SLOT_RECV_NEXT : SLOT_RECV_PREV] = 1;
+        }
+        for (slot = 0; slot < NSLOT; slot++) {
+            sm->r[ri].comm[slot] = -1;
+            if (used[slot])
+                sm->r[ri].comm[slot] = comm_for(sm, &km, ri, slot, sim_of_rank, buf, bufmax);
+        }
+    }
+    /* Member indices and instance storage now that every member is known. */
+    for (i = 0; i < sm->ncomms; i++) {
+        struct comm *c = &sm->comms[i];
+        free(c->qtask);
+        c->qtask = xcalloc((size_t)c->qcap * (size_t)(c->nsim ? c->nsim : 1), sizeof(int32_t));
+    }
+    for (ri = 0; ri < sm->nr; ri++)
+        for (slot = 0; slot < NSLOT; slot++)
+            if (sm->r[ri].comm[slot] >= 0)
+                sm->r[ri].midx[slot] = member_index(&sm->comms[sm->r[ri].comm[slot]], ri);
+    free(buf);
+    free(sim_of_rank);
+    free(km.keys);
+    free(km.vals);
+    setup_resources(sm);
+    sm->trace_ranks = sm->opts->trace_max_ranks > 0 ? sm->opts->trace_max_ranks : 64;
+    return 0;
+}
+
+/* ---- accounting -------------------------------------------------------- */
+
+/* Priority of exposed communication when several are in flight. */
+static const int exposed_order[] = { TC_COMM_TP, TC_COMM_CP, TC_COMM_EP,
+                                     TC_COMM_PP, TC_COMM_DP, TC_OFFLOAD };
+
+static void account(struct sim *sm, int ri)
+{
+    struct srank *r = &sm->r[ri];
+    sim_time now = sm->eng.now, dt = now - r->last;
+    int cat = TC_IDLE;
+    size_t i;
+
+    if (dt <= 0)
+        return;
+    if (r->compute_tcat >= 0) {
+        cat = r->compute_tcat;
+    } else {
+        for (i = 0; i < ARRAY_LEN(exposed_order); i++)
+            if (r->inflight[exposed_order[i]] > 0) {
+                cat = exposed_order[i];
+                break;
+            }
+    }
+    sm->res->ranks[ri].bucket[cat] += dt;
+    r->last = now;
+}
+
+static void mem_apply(struct sim *sm, int ri, int cat, int64_t delta)
+{
+    struct rank_result *rr = &sm->res->ranks[ri];
+    int64_t total = 0;
+    int c;
+
+    if (delta == 0)
+        return;
+    rr->cur[cat] += delta;
+    assert(rr->cur[cat] >= 0 && "memory freed twice");
+    for (c = 0; c < MC_COUNT; c++)
+        total += rr->cur[c];
+    if (total > rr->peak) {
+        rr->peak = total;
+        rr->peak_t = sm->eng.now;
+        memcpy(rr->at_peak, rr->cur, sizeof(rr->cur));
+    }
+    if (sm->opts->trace && ri < sm->trace_ranks) {
+        struct mem_sample *s;
+        if (rr->ntl == 0 || rr->tl[rr->ntl - 1].t != sm->eng.now) {
+            grow_array((void **)&rr->tl, &rr->cap_tl, rr->ntl + 1, sizeof(*rr->tl));
+            rr->ntl++;
+        }
+        s = &rr->tl[rr->ntl - 1];
+        s->t = sm->eng.now;
+        memcpy(s->cur, rr->cur, sizeof(rr->cur));
+    }
+}
+
+static void trace_task(struct sim *sm, int ri, int task, sim_time t0)
+{
+    struct sim_result *res = sm->res;
+    struct trace_rec *tr;
+
+    if (!sm->opts->trace || ri >= sm->trace_ranks)
+        return;
+    grow_array((void **)&res->trace, &res->cap_trace, res->ntrace + 1, sizeof(*res->trace));
+    tr = &res->trace[res->ntrace++];
+    tr->rank_idx = ri;
+    tr->task = task;
+    tr->t0 = t0;
+    tr->t1 = sm->eng.now;
+}
+
+/* ---- task lifecycle ------------------------------------------------------ */
+
+static void ev_task_done(struct engine *e, void *ctx, int64_t data);
+static void arrive(struct sim *sm, int ri, int ti);
+static void flow_start(struct sim *sm, int comm, int ri, int ti, double bytes, double cap,
+                       const int *res, int nres);
+
+static void push_complete(struct sim *sm, int ri, int ti)
+{
+    grow_array((void **)&sm->stack, &sm->cap_stack, sm->nstack + 1, sizeof(*sm->stack));
+    sm->stack[sm->nstack++] = ((int64_t)ri << 32) | (int64_t)ti;
+}
+
+static void start(struct sim *sm, int ri, int ti)
+{
+    struct srank *r = &sm->r[ri];
+    const struct task *t = &r->prog->tasks[ti];
+    sim_time dur;
+
+    r->running[t->stream] = 1;
+    r->start_of[t->stream] = sm->eng.now;
+    if (t->mem0)
+        mem_apply(sm, ri, t->mcat0, t->mem0);
+    switch (t->kind) {
+    case TASK_COMPUTE:
+    case TASK_HOST:
+        account(sm, ri);
+        if (t->stream == ST_COMPUTE)
+            r->compute_tcat = t->tcat;
+        else
+            r->inflight[t->tcat]++;
+        dur = t->dur;
+        if (t->kind == TASK_COMPUTE &&
+            (sm->res->ranks[ri].slowdown > 1.0 || sm->res->ranks[ri].slowdown < 1.0))
+            dur = (sim_time)ceil((double)dur * sm->res->ranks[ri].slowdown);
+        engine_after(&sm->eng, dur, ev_task_done, sm, ((int64_t)ri << 32) | ti);
+        break;
+    case TASK_COPY: {
+        int res = r->res[t->stream == ST_D2H ? TIER_COUNT + 1 : TIER_COUNT];
+        account(sm, ri);
+        r->inflight[t->tcat]++;
+        flow_start(sm, -1, ri, ti, t->bytes, sm->sc->hw.pcie.bw_Bps, &res, 1);
+        break;
+    }
+    case TASK_COLL:
+    case TASK_SEND:
+    case TASK_RECV:
+        arrive(sm, ri, ti);
+        break;
+    default:
+        push_complete(sm, ri, ti);
+        break;
+    }
+}
+
+static void try_start(struct sim *sm, int ri, int st)
+{
+    struct srank *r = &sm->r[ri];
+    int32_t pos = r->head[st];
+    int ti;
+
+    if (r->running[st] || pos >= r->stream_off[st + 1])
+        return;
+    ti = r->stream_list[pos];
+    if (r->wait[ti] > 0)
+        return;
+    start(sm, ri, ti);
+}
+
+static void complete(struct sim *sm, int ri, int ti)
+{
+    struct srank *r = &sm->r[ri];
+    struct rank_result *rr = &sm->res->ranks[ri];
+    const struct task *t = &r->prog->tasks[ti];
+    const int32_t *succ = r->prog->succs + t->succ0;
+    int i;
+
+    if (t->kind != TASK_MARK) {
+        account(sm, ri);
+        rr->busy[t->tcat] += sm->eng.now - r->start_of[t->stream];
+        if (t->stream == ST_COMPUTE && (t->kind == TASK_COMPUTE || t->kind == TASK_HOST))
+            r->compute_tcat = -1;
+        else if (t->kind == TASK_COMPUTE || t->kind == TASK_HOST || t->kind == TASK_COPY)
+            r->inflight[t->tcat]--;
+        trace_task(sm, ri, ti, r->start_of[t->stream]);
+    }
+    if (t->mem1)
+        mem_apply(sm, ri, t->mcat1, t->mem1);
+    r->running[t->stream] = 0;
+    r->head[t->stream]++;
+    rr->end = sm->eng.now;
+    for (i = 0; i < t->nsucc; i++) {
+        int s = succ[i];
+        if (--r->wait[s] == 0)
+            try_start(sm, ri, r->prog->tasks[s].stream);
+    }
+    try_start(sm, ri, t->stream);
+}
+
+static void drain(struct sim *sm)
+{
+    while (sm->nstack > 0) {
+        int64_t v = sm->stack[--sm->nstack];
+        complete(sm, (int)(v >> 32), (int)(v & 0xffffffff));
+    }
+}
+
+static void ev_task_done(struct engine *e, void *ctx, int64_t data)
+{
+    struct sim *sm = ctx;
+
+    (void)e;
+    complete(sm, (int)(data >> 32), (int)(data & 0xffffffff));
+    drain(sm);
+}
+
+/* ---- collectives ----------------------------------------------------------- */
+
+static int task_slot(const struct task *t)
+{
+    if (t->kind == TASK_SEND)
+        return t->comm == COMM_PP_NEXT ? SLOT_SEND_NEXT : SLOT_SEND_PREV;
+    if (t->kind == TASK_RECV)
+        return t->comm == COMM_PP_NEXT ? SLOT_RECV_NEXT : SLOT_RECV_PREV;
+    return t->comm;
+}
+
+static struct inst *inst_at(struct comm *c, int64_t seq)
+{
+    assert(seq >= c->qbase);
+    if (seq - c->qbase >= c->qcap) {
+        int ncap = c->qcap * 2, nsim = c->nsim ? c->nsim : 1;
+        struct inst *q;
+        int32_t *qt;
+        int64_t s;
+
+        while (seq - c->qbase >= ncap)
+            ncap *= 2;
+        q = xcalloc((size_t)ncap, sizeof(*q));
+        qt = xcalloc((size_t)ncap * (size_t)nsim, sizeof(int32_t));
+        for (s = c->qbase; s < c->qbase + c->qcap; s++) {
+            q[s % ncap] = c->q[s % c->qcap];
+            memcpy(qt + (s % ncap) * nsim, c->qtask + (s % c->qcap) * nsim,
+                   sizeof(int32_t) * (size_t)nsim);
+        }
+        free(c->q);
+        free(c->qtask);
+        c->q = q;
+        c->qtask = qt;
+        c->qcap = ncap;
+    }
+    return &c->q[seq % c->qcap];
+}
+
+static uint64_t cost_hash(const struct cost_key *k)
+{
+    return mix64((uint64_t)k->nranks * 1000003u ^ (uint64_t)k->nnodes << 20 ^
+                 (uint64_t)k->ppn << 40 ^ (uint64_t)k->op << 56 ^ (uint64_t)k->rail << 62 ^
+                 (uint64_t)llround(k->bytes));
+}
+
+static struct cost_ent *cost_slot(struct cost_ent *tab, size_t cap, const struct cost_key *k)
+{
+    size_t i;
+
+    for (i = cost_hash(k) & (cap - 1); tab[i].used; i = (i + 1) & (cap - 1))
+        if (memcmp(&tab[i].k, k, sizeof(*k)) == 0)
+            break;
+    return &tab[i];
+}
+
+/* The collective model's cost, cached by group shape, operation and size. */
+static struct cost_ent *estimate(struct sim *sm, const struct comm *c, int op, double bytes)
+{
+    struct cost_key k;
+    struct cost_ent *ent;
+
+    memset(&k, 0, sizeof(k));
+    k.nranks = c->g.nranks;
+    k.nnodes = c->g.nnodes;
+    k.ppn = c->g.ppn;
+    k.rail = c->g.rail_aligned;
+    k.op = op;
+    k.bytes = bytes;
+    if (2 * (sm->cache_n + 1) > sm->cache_cap) {
+        struct cost_ent *old = sm->cache;
+        size_t oldcap = sm->cache_cap, j;
+
+        sm->cache_cap = oldcap ? oldcap * 2 : 256;
+        sm->cache = xcalloc(sm->cache_cap, sizeof(*sm->cache));
+        for (j = 0; j < oldcap; j++)
+            if (old[j].used)
+                *cost_slot(sm->cache, sm->cache_cap, &old[j].k) = old[j];
+        free(old);
+    }
+    ent = cost_slot(sm->cache, sm->cache_cap, &k);
+    if (!ent->used) {
+        int i;
+        ent->used = 1;
+        ent->k = k;
+        for (i = 0; i < COMM_KIND_COUNT; i++)
+            ent->note[i] = -1;
+        coll_estimate(&sm->sc->hw, &sm->sc->nccl, &c->g, (enum coll_op)op, bytes, &ent->c);
+        sm->cache_n++;
+    }
+    return ent;
+}
+
+/* Count one collective in the distinct-shapes list the report shows. */
+static void note_coll(struct sim *sm, const struct comm *c, const struct inst *in,
+                      struct cost_ent *ent)
+{
+    struct sim_result *res = sm->res;
+    struct coll_note *n;
+
+    if (ent->note[c->kind] >= 0) {
+        res->notes[ent->note[c->kind]].count++;
+        return;
+    }
+    if (res->nnotes >= 256)
+        return;
+    grow_array((void **)&res->notes, &res->cap_notes, (size_t)res->nnotes + 1, sizeof(*res->notes));
+    ent->note[c->kind] = res->nnotes;
+    n = &res->notes[res->nnotes++];
+    n->comm_kind = c->kind;
+    n->op = in->op;
+    n->nranks = c->g.nranks;
+    n->nnodes = c->g.nnodes;
+    n->algo = c->cost.algo;
+    n->proto = c->cost.proto;
+    n->path = c->cost.path;
+    n->bytes = in->bytes;
+    n->time = coll_time(&c->cost);
+    n->count = 1;
+}
+
+static void ev_coll_transfer(struct engine *e, void *ctx, int64_t data);
+static void coll_finish(struct sim *sm, int ci);
+
+static void coll_begin(struct sim *sm, int ci)
+{
+    struct comm *c = &sm->comms[ci];
+    struct inst *in = inst_at(c, c->qbase);
+    struct cost_ent *ent;
+    int i;
+
+    c->active = 1;
+    ent = estimate(sm, c, in->op, in->bytes);
+    c->cost = ent->c;
+    note_coll(sm, c, in, ent);
+    for (i = 0; i < c->nsim; i++) {
+        int ri = c->members[i];
+        struct srank *r = &sm->r[ri];
+        int ti = c->qtask[(c->qbase % c->qcap) * c->nsim + i];
+        account(sm, ri);
+        r->inflight[in->tcat]++;
+        r->start_of[r->prog->tasks[ti].stream] = sm->eng.now;
+        sm->res->ranks[ri].comm_bytes[c->kind] += c->cost.bus_bytes;
+        sm->res->ranks[ri].tier_bytes[c->cost.tier] += c->cost.bus_bytes;
+    }
+    engine_after(&sm->eng, c->cost.latency, ev_coll_transfer, sm, ci);
+}
+
+static void ev_coll_transfer(struct engine *e, void *ctx, int64_t data)
+{
+    struct sim *sm = ctx;
+    struct comm *c = &sm->comms[data];
+    int res[64], nres = 0, i;
+    int *many = NULL;
+
+    (void)e;
+    if (c->cost.bus_bytes <= 0 || c->cost.bus_bw_Bps <= 0) {
+        coll_finish(sm, (int)data);
+        drain(sm);
+        return;
+    }
+    if (c->nsim > (int)ARRAY_LEN(res))
+        many = xmalloc(sizeof(int) * (size_t)c->nsim);
+    for (i = 0; i < c->nsim; i++)
+        (many ? many : res)[nres++] = sm->r[c->members[i]].res[c->cost.tier];
+    flow_start(sm, (int)data, -1, -1, c->cost.bus_bytes, c->cost.bus_bw_Bps, many ? many : res,
+               nres);
+    free(many);
+    drain(sm);
+}
+
+static void coll_finish(struct sim *sm, int ci)
+{
+    struct comm *c = &sm->comms[ci];
+    struct inst *in = inst_at(c, c->qbase);
+    int i;
+
+    for (i = 0; i < c->nsim; i++) {
+        int ri = c->members[i];
+        int ti = c->qtask[(c->qbase % c->qcap) * c->nsim + i];
+        account(sm, ri);
+        sm->r[ri].inflight[in->tcat]--;
+        complete(sm, ri, ti);
+    }
+    memset(in, 0, sizeof(*in));
+    c->qbase++;
+    c->active = 0;
+    c->flow = -1;
+    if (c->qbase < c->qmax && inst_at(c, c->qbase)->arrived == c->nsim)
+        coll_begin(sm, ci);
+}
+
+static void arrive(struct sim *sm, int ri, int ti)
+{
+    struct srank *r = &sm->r[ri];
+    const struct task *t = &r->prog->tasks[ti];
+    int slot = task_slot(t);
+    int ci = r->comm[slot];
+    struct comm *c = &sm->comms[ci];
+    int64_t seq = r->seq[slot]++;
+    struct inst *in = inst_at(c, seq);
+
+    if (in->arrived == 0) {
+        in->op = t->kind == TASK_COLL ? t->op : COLL_SEND_RECV;
+        in->tcat = t->tcat;
+        in->bytes = t->bytes;
+        in->comm_kind = (uint8_t)c->kind;
+    } else {
+        assert(in->op == (t->kind == TASK_COLL ? t->op : COLL_SEND_RECV) &&
+               "mismatched collective order across ranks");
+        if (t->bytes > in->bytes)
+            in->bytes = t->bytes;
+    }
+    c->qtask[(seq % c->qcap) * c->nsim + r->midx[slot]] = ti;
+    in->arrived++;
+    if (seq + 1 > c->qmax)
+        c->qmax = seq + 1;
+    if (in->arrived == c->nsim && seq == c->qbase && !c->active)
+        coll_begin(sm, ci);
+}
+
+/* ---- flows ------------------------------------------------------------------ */
+
+static void ev_flow_done(struct engine *e, void *ctx, int64_t data);
+
+static const int *flow_res(const struct sflow *f)
+{
+    return f->res_many ? f->res_many : f->res;
+}
+
+static void flow_schedule(struct sim *sm, int fi)
+{
+    struct sflow *f = &sm->flows[fi];
+    sim_time dt = ns_from_s(f->remaining / f->rate);
+
+    f->gen++;
+    engine_after(&sm->eng, dt, ev_flow_done, sm, ((int64_t)f->gen << 32) | fi);
+}
+
+/* Re-solve the network after a change and reschedule flows whose rate moved. */
+static void flows_resolve(struct sim *sm)
+{
+    int i;
+
+    flow_solve(sm->net);
+    for (i = 0; i < sm->nflows; i++) {
+        struct sflow *f = &sm->flows[i];
+        double rate;
+        if (!f->active)
+            continue;
+        rate = flow_rate(sm->net, f->fid);
+        if (!(rate < f->rate || rate > f->rate))
+            continue;
+        f->remaining -= f->rate * ((double)(sm->eng.now - f->last) / NS_PER_S);
+        if (f->remaining < 0)
+            f->remaining = 0;
+        f->last = sm->eng.now;
+        f->rate = rate > 0 ? rate : 1.0;
+        flow_schedule(sm, i);
+    }
+}
+
+static int shared(const struct sim *sm, const int *res, int nres)
+{
+    int i;
+
+    for (i = 0; i < nres; i++)
+        if (sm->res_users[res[i]] > 1)
+            return 1;
+    return 0;
+}
+
+static void flow_start(struct sim *sm, int comm, int ri, int ti, double bytes, double cap,
+                       const int *res, int nres)
+{
+    struct sflow *f;
+    int fi, i;
+
+    if (sm->nfree > 0) {
+        fi = sm->free_flows[--sm->nfree];
+    } else {
+        grow_array((void **)&sm->flows, &sm->cap_flows, (size_t)sm->nflows + 1, sizeof(*sm->flows));
+        fi = sm->nflows++;
+        memset(&sm->flows[fi], 0, sizeof(sm->flows[fi]));
+    }
+    f = &sm->flows[fi];
+    f->comm = comm;
+    f->rank = ri;
+    f->task = ti;
+    f->nres = nres;
+    free(f->res_many);
+    f->res_many = NULL;
+    if (nres > (int)ARRAY_LEN(f->res))
+        f->res_many = xmalloc(sizeof(int) * (size_t)nres);
+    memcpy(f->res_many ? f->res_many : f->res, res, sizeof(int) * (size_t)nres);
+    f->remaining = bytes;
+    f->last = sm->eng.now;
+    f->active = 1;
+    f->fid = flow_add(sm->net, cap, res, nres);
+    for (i = 0; i < nres; i++)
+        sm->res_users[res[i]]++;
+    if (comm >= 0)
+        sm->comms[comm].flow = fi;
+    if (shared(sm, res, nres)) {
+        f->rate = 0;
+        flows_resolve(sm);
+    } else {
+        /* Alone on its links: a flow runs at its own solo bandwidth. */
+        f->rate = cap;
+        flow_schedule(sm, fi);
+    }
+}
+
+static void ev_flow_done(struct engine *e, void *ctx, int64_t data)
+{
+    struct sim *sm = ctx;
+    int fi = (int)(data & 0xffffffff);
+    struct sflow *f = &sm->flows[fi];
+    const int *res;
+    int i, was_shared;
+
+    (void)e;
+    if (!f->active || (uint32_t)(data >> 32) != f->gen)
+        return; /* superseded by a rate change */
+    res = flow_res(f);
+    was_shared = shared(sm, res, f->nres);
+    for (i = 0; i < f->nres; i++)
+        sm->res_users[res[i]]--;
+    flow_remove(sm->net, f->fid);
+    f->active = 0;
+    grow_array((void **)&sm->free_flows, &sm->cap_free, (size_t)sm->nfree + 1, sizeof(int));
+    sm->free_flows[sm->nfree++] = fi;
+    if (f->comm >= 0) {
+        coll_finish(sm, f->comm);
+    } else {
+        account(sm, f->rank);
+        complete(sm, f->rank, f->task);
+    }
+    if (was_shared)
+        flows_resolve(sm);
+    drain(sm);
+}
+
+/* ---- run --------------------------------------------------------------- */
+
+static void ev_kickoff(struct engine *e, void *ctx, int64_t data)
+{
+    struct sim *sm = ctx;
+    int st;
+
+    (void)e;
+    for (st = 0; st < ST_COUNT; st++)
+        try_start(sm, (int)data, st);
+    drain(sm);
+}
+
+static int check_done(struct sim *sm, char *reason, size_t reason_len)
+{
+    int ri, st;
+
+    for (ri = 0; ri < sm->nr; ri++) {
+        struct srank *r = &sm->r[ri];
+        for (st = 0; st < ST_COUNT; st++) {
+            if (r->head[st] < r->stream_off[st + 1]) {
+                int ti = r->stream_list[r->head[st]];
+                char name[160];
+                prog_label_text(r->prog, r->prog->tasks[ti].label, name, sizeof(name));
+                snprintf(reason, reason_len,
+                         "internal error: rank %d stuck at task %d ('%s') on stream %s",
+                         sm->res->ranks[ri].rank, ti, name, stream_name(st));
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+int sim_run(const struct scenario *s, const struct layout *l, struct prog *const *prog_of_stage,
+            const struct sim_opts *opts, struct sim_result *res, char *reason, size_t reason_len)
+{
+    struct sim sm;
+    int ri, i, rc;
+
+    memset(&sm, 0, sizeof(sm));
+    memset(res, 0, sizeof(*res));
+    sm.sc = s;
+    sm.lay = l;
+    sm.opts = opts;
+    sm.res = res;
+    engine_init(&sm.eng);
+    setup(&sm, prog_of_stage);
+    for (ri = 0; ri < sm.nr; ri++)
+        engine_at(&sm.eng, 0, ev_kickoff, &sm, ri);
+    engine_run(&sm.eng);
+    rc = check_done(&sm, reason, reason_len);
+    res->events = sm.eng.fired;
+    res->step = 0;
+    for (ri = 0; ri < sm.nr; ri++)
+        if (res->ranks[ri].end > res->step)
+            res->step = res->ranks[ri].end;
+    sm.eng.now = res->step;
+    for (ri = 0; ri < sm.nr; ri++)
+        account(&sm, ri);
+
+    for (ri = 0; ri < sm.nr; ri++)
+        free(sm.r[ri].wait);
+    for (i = 0; i < sm.nsidx; i++)
+        free(sm.sidx[i].list);
+    for (i = 0; i < sm.ncomms; i++) {
+        free(sm.comms[i].members);
+        free(sm.comms[i].q);
+        free(sm.comms[i].qtask);
+    }
+    for (i = 0; i < sm.nflows; i++)
+        free(sm.flows[i].res_many);
+    free(sm.sidx);
+    free(sm.r);
+    free(sm.comms);
+    free(sm.flows);
+    free(sm.free_flows);
+    free(sm.res_cap);
+    free(sm.res_users);
+    free(sm.cache);
+    free(sm.stack);
+    flow_free(sm.net);
+    engine_release(&sm.eng);
+    return rc;
+}
+
+void sim_result_release(struct sim_result *res)
+{
+    int i;
+
+    for (i = 0; i < res->nranks; i++)
+        free(res->ranks[i].tl);
+    free(res->ranks);
+    free(res->trace);
+    free(res->notes);
+    memset(res, 0, sizeof(*res));
+}

@@ -1,0 +1,175 @@
+/*
+ * ddp.c - data parallelism without sharding: PyTorch DDP and Megatron DDP.
+ *
+ * PyTorch DDP (torch/nn/parallel/distributed.py): gradients are grouped into
+ * buckets in reverse parameter order ("to approximate the order in which their
+ * gradients are produced"), bucket_cap_mb = 25 MiB with a first bucket of
+ * _DEFAULT_FIRST_BUCKET_BYTES = 1 MiB; each bucket is all-reduced on the
+ * communication stream as soon as all its gradients are ready, overlapping
+ * the rest of backward. Under gradient accumulation (no_sync) only the last
+ * micro-batch's backward reduces. By default (gradient_as_bucket_view=False)
+ * the buckets are flat copies of the gradients: one more gradient-sized buffer.
+ *
+ * Megatron DDP (distributed_data_parallel_config.py): gradients live in one
+ * contiguous buffer (no copy); bucket_size = max(40M, 1M * dp) parameters;
+ * with overlap_grad_reduce the buckets reduce during the last backward.
+ *
+ * The optimizer step follows the last reduction (formulas.md §3.1).
+ *
+ * Megatron's distributed optimizer (dist_optimizer.md; ZeRO-1 style): the same
+ * buckets are reduce-scattered instead of all-reduced, each rank updates its
+ * 1/dp shard of the fp32 master weights and optimizer states, and the updated
+ * 16-bit parameters are all-gathered (bytes/param 6 + 12/dp for bf16 params
+ * with fp32 gradients). Without overlap_param_gather the gather follows the
+ * step.
+ */
+#include <stdlib.h>
+
+#include "memory.h"
+#include "strategy.h"
+
+struct ddp {
+    int distributed;     /* Megatron distributed optimizer */
+    double bucket_bytes; /* capacity of buckets after the first */
+    double first_bytes;  /* capacity of the first bucket */
+    double fill;         /* bytes in the open bucket */
+    int nbuckets;        /* buckets issued */
+    int last_coll;       /* last all-reduce task */
+    double params;       /* parameters on this rank */
+};
+
+static int megatron(const struct scenario *s)
+{
+    if (s->par.framework == FW_MEGATRON)
+        return 1;
+    if (s->par.framework == FW_AUTO)
+        return s->par.tp > 1 || s->par.pp > 1;
+    return 0;
+}
+
+static void ddp_init(struct build *b)
+{
+    struct ddp *d = xcalloc(1, sizeof(*d));
+    const struct scenario *s = b->s;
+    double elem = dtype_bytes(s->train.grad_dtype);
+    struct state_bytes sb;
+    struct shard_factors none = { 1, 1, 1, 1 };
+    int i;
+
+    b->dp_state = d;
+    for (i = 0; i < b->nunits; i++)
+        d->params += b->units[i].params;
+    if (megatron(s)) {
+        double params = 1e6 * s->par.dp > 4e7 ? 1e6 * s->par.dp : 4e7;
+        d->bucket_bytes = d->first_bytes = params * elem;
+    } else {
+        d->bucket_bytes = s->ddp.bucket_bytes;
+        d->first_bytes = s->ddp.first_bucket_bytes;
+    }
+    d->last_coll = -1;
+    d->distributed = s->par.sharding == SHARD_ZERO1;
+    memory_state_bytes(s, &sb);
+    if (d->distributed) {
+        double n = s->par.dp * s->par.cp;
+        struct shard_factors f = { 1, n, 1, n };
+        memory_emit_states(b, d->params, &sb, &f);
+    } else {
+        memory_emit_states(b, d->params, &sb, &none);
+    }
+    /* PyTorch DDP's bucket copies of the gradients (gradient_as_bucket_view=False). */
+    if (!megatron(s))
+        memory_emit_static(b, MC_COMM, d->params * elem, "DDP gradient buckets");
+}
+
+static void issue_bucket(struct build *b, struct ddp *d, int dep)
+{
+    struct prog *p = b->p;
+    int t;
+
+    if (d->fill <= 0)
+        return;
+    if (d->distributed)
+        t = prog_coll(p, ST_DP, TC_COMM_DP, COMM_DP, COLL_REDUCE_SCATTER, d->fill,
+                      prog_label(p, "reduce-scatter bucket %d", d->nbuckets), -1);
+    else
+        t = prog_coll(p, ST_DP, TC_COMM_DP, COMM_DP, COLL_ALL_REDUCE, d->fill,
+                      prog_label(p, "all-reduce bucket %d", d->nbuckets), -1);
+    if (dep >= 0)
+        prog_dep(p, t, dep);
+    d->nbuckets++;
+    d->fill = 0;
+    d->last_coll = t;
+}
+
+static void ddp_post_backward(struct build *b, int unit, int mb, int grad_task)
+{
+    struct ddp *d = b->dp_state;
+    double bytes = unit_grad_bytes(b, unit);
+
+    if (mb != b->m - 1 || b->s->par.dp * b->s->par.cp == 1)
+        return; /* no_sync: accumulate locally until the last micro-batch */
+    if (!b->s->ddp.overlap)
+        return;
+    while (bytes > 0) {
+        double cap = d->nbuckets == 0 ? d->first_bytes : d->bucket_bytes;
+        double take = cap - d->fill < bytes ? cap - d->fill : bytes;
+        d->fill += take;
+        bytes -= take;
+        if (d->fill >= cap)
+            issue_bucket(b, d, grad_task);
+    }
+}
+
+static void ddp_step(struct build *b)
+{
+    struct ddp *d = b->dp_state;
+    int dep = b->grads_ready;
+
+    if (b->s->par.dp * b->s->par.cp > 1) {
+        if (!b->s->ddp.overlap) {
+            /* One reduction of everything after backward, still bucketed. */
+            double bytes = d->params * dtype_bytes(b->s->train.grad_dtype);
+            while (bytes > 0) {
+                double take = bytes < d->bucket_bytes ? bytes : d->bucket_bytes;
+                d->fill = take;
+                bytes -= take;
+                issue_bucket(b, d, dep);
+            }
+        }
+        issue_bucket(b, d, dep);
+        if (d->last_coll >= 0)
+            dep = d->last_coll;
+    }
+    if (!d->distributed) {
+        emit_optimizer(b, d->params, memory_optimizer_traffic(b->s), dep);
+        return;
+    }
+    {
+        double n = b->s->par.dp * b->s->par.cp;
+        double pbytes = d->params * dtype_bytes(b->s->train.precision);
+        int t = emit_optimizer(b, d->params / n, memory_optimizer_traffic(b->s), dep);
+        struct prog *p = b->p;
+        /* Parameter all-gather of the updated shards, in buckets like the reduction. */
+        while (pbytes > 0 && n > 1) {
+            double take = pbytes < d->bucket_bytes ? pbytes : d->bucket_bytes;
+            int g = prog_coll(p, ST_DP_GATHER, TC_COMM_DP, COMM_DP, COLL_ALL_GATHER, take,
+                              prog_label(p, "param all-gather", 0), -1);
+            prog_dep(p, g, t);
+            pbytes -= take;
+        }
+    }
+}
+
+static void ddp_release(struct build *b)
+{
+    free(b->dp_state);
+    b->dp_state = NULL;
+}
+
+const struct dp_ops dp_ddp = {
+    .name = "ddp",
+    .init = ddp_init,
+    .post_backward = ddp_post_backward,
+    .step = ddp_step,
+    .release = ddp_release,
+};

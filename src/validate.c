@@ -1,0 +1,632 @@
+/* validate.c - runs file in, predictions and error statistics out; see validate.h. */
+#include "validate.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fit.h"
+
+/* Copy a string into a fixed buffer, truncating. */
+static void set_str(char *dst, size_t n, const char *src)
+{
+    size_t len = strlen(src);
+
+    if (len >= n)
+        len = n - 1;
+    memcpy(dst, src, len);
+    dst[len] = '\0';
+}
+
+/* ---- columns ---------------------------------------------------------------- */
+
+enum col {
+    C_ID,
+    C_SOURCE,
+    C_HARDWARE,
+    C_NUM_GPUS,
+    C_LAYERS,
+    C_HIDDEN,
+    C_HEADS,
+    C_KV_HEADS,
+    C_FFN_HIDDEN,
+    C_VOCAB,
+    C_FFN_ACT,
+    C_MOE_EXPERTS,
+    C_MOE_TOPK,
+    C_SEQ_LEN,
+    C_GLOBAL_BATCH,
+    C_MICRO_BATCH,
+    C_DP,
+    C_TP,
+    C_PP,
+    C_VPP,
+    C_CP,
+    C_EP,
+    C_SHARDING,
+    C_SEQUENCE_PARALLEL,
+    C_RECOMPUTE,
+    C_PRECISION,
+    C_ATTENTION,
+    C_FRAMEWORK,
+    C_METRIC,
+    C_VALUE,
+    C_NORM,
+    C_POSITION,
+    C_BIAS,
+    C_DROPOUT,
+    C_TIED,
+    C_COUNT
+};
+
+static const struct {
+    const char *name;
+    bool required;
+} columns[C_COUNT] = {
+    [C_ID] = { "id", true },
+    [C_SOURCE] = { "source", false },
+    [C_HARDWARE] = { "hardware", true },
+    [C_NUM_GPUS] = { "num_gpus", true },
+    [C_LAYERS] = { "layers", true },
+    [C_HIDDEN] = { "hidden", true },
+    [C_HEADS] = { "heads", true },
+    [C_KV_HEADS] = { "kv_heads", false },
+    [C_FFN_HIDDEN] = { "ffn_hidden", false },
+    [C_VOCAB] = { "vocab", true },
+    [C_FFN_ACT] = { "ffn_act", false },
+    [C_MOE_EXPERTS] = { "moe_experts", false },
+    [C_MOE_TOPK] = { "moe_topk", false },
+    [C_SEQ_LEN] = { "seq_len", true },
+    [C_GLOBAL_BATCH] = { "global_batch", true },
+    [C_MICRO_BATCH] = { "micro_batch", false },
+    [C_DP] = { "dp", false },
+    [C_TP] = { "tp", false },
+    [C_PP] = { "pp", false },
+    [C_VPP] = { "vpp", false },
+    [C_CP] = { "cp", false },
+    [C_EP] = { "ep", false },
+    [C_SHARDING] = { "sharding", false },
+    [C_SEQUENCE_PARALLEL] = { "sequence_parallel", false },
+    [C_RECOMPUTE] = { "recompute", false },
+    [C_PRECISION] = { "precision", false },
+    [C_ATTENTION] = { "attention", false },
+    [C_FRAMEWORK] = { "framework", false },
+    [C_METRIC] = { "metric", true },
+    [C_VALUE] = { "value", true },
+    [C_NORM] = { "norm", false },
+    [C_POSITION] = { "position", false },
+    [C_BIAS] = { "bias", false },
+    [C_DROPOUT] = { "dropout", false },
+    [C_TIED] = { "tied_embeddings", false },
+};
+
+const char *validate_metric_name(enum validate_metric m)
+{
+    static const char *const n[VM_COUNT] = { "step_time_s", "tokens_per_s_per_gpu",
+                                             "peak_mem_gib" };
+    return (unsigned)m < VM_COUNT ? n[m] : "?";
+}
+
+static void find_columns(const struct csv_table *t, int *col)
+{
+    for (int c = 0; c < C_COUNT; c++)
+        col[c] = csv_column(t, columns[c].name);
+}
+
+/* ---- one row's fields --------------------------------------------------------- */
+
+struct rowctx {
+    const struct csv_table *t;
+    int row;
+    int col[C_COUNT];
+    char *reason;
+    size_t reason_len;
+};
+
+static int bad(struct rowctx *rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int bad(struct rowctx *rc, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(rc->reason, rc->reason_len, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static const char *field(const struct rowctx *rc, enum col c)
+{
+    return csv_field(rc->t, rc->row, rc->col[c]);
+}
+
+/* An integer >= min; empty gives `def`, or an error when the column is required. */
+static int get_int(struct rowctx *rc, enum col c, int def, int min, int *out)
+{
+    const char *s = field(rc, c);
+    char *end;
+    double v;
+
+    if (!*s) {
+        if (columns[c].required)
+            return bad(rc, "missing value for required column '%s'", columns[c].name);
+        *out = def;
+        return 0;
+    }
+    errno = 0;
+    v = strtod(s, &end);
+    if (end == s || *end || errno || v > floor(v) || v < min || v > INT_MAX)
+        return bad(rc, "%s '%s' is not an integer >= %d", columns[c].name, s, min);
+    *out = (int)v;
+    return 0;
+}
+
+/* An enumeration word from `names` (count entries, by value); empty gives `def`. */
+static int get_enum(struct rowctx *rc, enum col c, const char *(*name)(int), int count, int def,
+                    int *out)
+{
+    const char *s = field(rc, c);
+
+    *out = def;
+    if (!*s)
+        return 0;
+    for (int i = 0; i < count; i++)
+        if (!strcmp(s, name(i))) {
+            *out = i;
+            return 0;
+        }
+    return bad(rc, "unknown %s '%s'", columns[c].name, s);
+}
+
+static int get_bool(struct rowctx *rc, enum col c, bool def, bool *out)
+{
+    const char *s = field(rc, c);
+
+    *out = def;
+    if (!*s)
+        return 0;
+    if (!strcmp(s, "0") || !strcmp(s, "false"))
+        *out = false;
+    else if (!strcmp(s, "1") || !strcmp(s, "true"))
+        *out = true;
+    else
+        return bad(rc, "%s '%s' is not 0 or 1", columns[c].name, s);
+    return 0;
+}
+
+static const char *act_name_i(int i)
+{
+    static const char *const n[] = { "gelu", "swiglu" };
+    return (unsigned)i < ARRAY_LEN(n) ? n[i] : "?";
+}
+
+static const char *norm_name_i(int i)
+{
+    static const char *const n[] = { "layernorm", "rmsnorm" };
+    return (unsigned)i < ARRAY_LEN(n) ? n[i] : "?";
+}
+
+static const char *pos_name_i(int i)
+{
+    static const char *const n[] = { "learned", "rope", "none" };
+    return (unsigned)i < ARRAY_LEN(n) ? n[i] : "?";
+}
+
+static const char *attn_name_i(int i)
+{
+    static const char *const n[] = { "flash", "standard" };
+    return (unsigned)i < ARRAY_LEN(n) ? n[i] : "?";
+}
+
+static const char *sharding_name_i(int i)
+{
+    return sharding_name((enum sharding)i);
+}
+
+static const char *recompute_name_i(int i)
+{
+    return recompute_name((enum recompute)i);
+}
+
+static const char *dtype_name_i(int i)
+{
+    return dtype_name((enum dtype)i);
+}
+
+/* The runs format's framework words; "other" and empty leave the simulator's choice (auto). */
+static int get_framework(struct rowctx *rc, enum framework *fw)
+{
+    static const struct {
+        const char *name;
+        enum framework fw;
+    } map[] = {
+        { "megatron", FW_MEGATRON }, { "nemo", FW_MEGATRON },      { "deepspeed", FW_DEEPSPEED },
+        { "fsdp", FW_PYTORCH },      { "torchtitan", FW_PYTORCH }, { "pytorch", FW_PYTORCH },
+        { "other", FW_AUTO },        { "auto", FW_AUTO },
+    };
+    const char *s = field(rc, C_FRAMEWORK);
+
+    *fw = FW_AUTO;
+    if (!*s)
+        return 0;
+    for (size_t i = 0; i < ARRAY_LEN(map); i++)
+        if (!strcmp(s, map[i].name)) {
+            *fw = map[i].fw;
+            return 0;
+        }
+    return bad(rc, "unknown framework '%s'", s);
+}
+
+/* Block style by MLP kind (see validate.h), then the optional override columns. */
+static int fill_model(struct rowctx *rc, struct model *m, int seq_len)
+{
+    int act, norm, pos, experts, topk;
+    bool gpt;
+
+    memset(m, 0, sizeof(*m));
+    m->name = field(rc, C_ID);
+    if (get_int(rc, C_LAYERS, 0, 1, &m->layers) || get_int(rc, C_HIDDEN, 0, 1, &m->hidden) ||
+        get_int(rc, C_HEADS, 0, 1, &m->heads) || get_int(rc, C_KV_HEADS, 0, 0, &m->kv_heads) ||
+        get_int(rc, C_VOCAB, 0, 1, &m->vocab) ||
+        get_enum(rc, C_FFN_ACT, act_name_i, 2, ACT_GELU, &act))
+        return -1;
+    m->act = (enum ffn_act)act;
+    gpt = m->act == ACT_GELU;
+    if (get_int(rc, C_FFN_HIDDEN, 4 * m->hidden, 1, &m->ffn_hidden) ||
+        get_enum(rc, C_NORM, norm_name_i, 2, gpt ? NORM_LAYERNORM : NORM_RMSNORM, &norm) ||
+        get_enum(rc, C_POSITION, pos_name_i, 3, gpt ? POS_LEARNED : POS_ROPE, &pos) ||
+        get_bool(rc, C_BIAS, gpt, &m->bias) || get_bool(rc, C_DROPOUT, gpt, &m->dropout) ||
+        get_bool(rc, C_TIED, gpt, &m->tied_embeddings) ||
+        get_int(rc, C_MOE_EXPERTS, 0, 0, &experts) || get_int(rc, C_MOE_TOPK, 0, 0, &topk))
+        return -1;
+    m->norm = (enum norm_kind)norm;
+    m->pos = (enum pos_emb)pos;
+    m->max_seq = seq_len;
+    if (experts > 0) {
+        if (topk < 1)
+            return bad(rc, "moe_experts %d needs moe_topk >= 1", experts);
+        m->moe.experts = experts;
+        m->moe.topk = topk;
+        m->moe.ffn_hidden = m->ffn_hidden;
+        m->moe.layer_freq = 1;
+    }
+    return 0;
+}
+
+static int fill_training(struct rowctx *rc, struct scenario *s)
+{
+    struct training *tr = &s->train;
+    int rec, attn, prec;
+
+    if (get_int(rc, C_SEQ_LEN, 0, 1, &tr->seq_len) ||
+        get_int(rc, C_GLOBAL_BATCH, 0, 1, &tr->global_batch) ||
+        get_int(rc, C_MICRO_BATCH, 1, 1, &tr->micro_batch) ||
+        get_enum(rc, C_RECOMPUTE, recompute_name_i, 3, RC_NONE, &rec) ||
+        get_enum(rc, C_ATTENTION, attn_name_i, 2, ATTN_FLASH, &attn) ||
+        get_enum(rc, C_PRECISION, dtype_name_i, DT_COUNT, DT_BF16, &prec))
+        return -1;
+    if (prec != DT_BF16 && prec != DT_FP16 && prec != DT_FP8 && prec != DT_FP32)
+        return bad(rc, "precision '%s' is not one of bf16, fp16, fp8, fp32",
+                   field(rc, C_PRECISION));
+    tr->recompute = (enum recompute)rec;
+    tr->attention = (enum attn_kind)attn;
+    tr->precision = (enum dtype)prec;
+    return 0;
+}
+
+static int fill_parallel(struct rowctx *rc, struct scenario *s)
+{
+    struct parallelism *p = &s->par;
+    int sh;
+
+    if (get_int(rc, C_DP, 0, 1, &p->dp) || get_int(rc, C_TP, 1, 1, &p->tp) ||
+        get_int(rc, C_PP, 1, 1, &p->pp) || get_int(rc, C_VPP, 1, 1, &p->vpp) ||
+        get_int(rc, C_CP, 1, 1, &p->cp) || get_int(rc, C_EP, 1, 1, &p->ep) ||
+        get_bool(rc, C_SEQUENCE_PARALLEL, false, &p->sequence_parallel) ||
+        get_enum(rc, C_SHARDING, sharding_name_i, SHARD_FSDP_NO_SHARD + 1, SHARD_NONE, &sh) ||
+        get_framework(rc, &p->framework))
+        return -1;
+    p->sharding = (enum sharding)sh;
+    return 0;
+}
+
+int validate_row_scenario(const struct csv_table *t, int row, const struct hardware *hw,
+                          struct scenario *s, char *reason, size_t reason_len)
+{
+    struct rowctx rc = { .t = t, .row = row, .reason = reason, .reason_len = reason_len };
+    struct cfg_error err;
+    int gpus, gpn = hw->gpus_per_node > 0 ? hw->gpus_per_node : 1;
+
+    find_columns(t, rc.col);
+    scenario_defaults(s);
+    s->name = field(&rc, C_ID);
+    s->path = "";
+    s->description = field(&rc, C_SOURCE);
+    s->hw = *hw;
+    if (get_int(&rc, C_NUM_GPUS, 0, 1, &gpus) || fill_training(&rc, s) ||
+        fill_model(&rc, &s->model, s->train.seq_len) || fill_parallel(&rc, s))
+        return -1;
+    s->gpus = gpus;
+    s->nodes = (gpus + gpn - 1) / gpn;
+    memset(&err, 0, sizeof(err));
+    if (scenario_finalize(s, &err))
+        return bad(&rc, "%s", err.msg[0] ? err.msg : "invalid configuration");
+    return 0;
+}
+
+/* ---- evaluating rows ------------------------------------------------------------ */
+
+struct hw_entry {
+    char *stem;
+    struct hardware *hw; /* NULL when it failed to load */
+    char reason[256];
+};
+
+struct runner {
+    const struct validate_hooks *hooks;
+    struct hw_entry *cache;
+    int ncache;
+    struct validate_report *rep;
+};
+
+/* First "error: " message of a loader diagnostic, without its location prefix. */
+static void first_error(FILE *f, char *out, size_t n)
+{
+    char line[512];
+    const char *msg;
+
+    out[0] = '\0';
+    rewind(f);
+    if (!fgets(line, sizeof(line), f))
+        return;
+    line[strcspn(line, "\n")] = '\0';
+    msg = strstr(line, "error: ");
+    set_str(out, n, msg ? msg + 7 : line);
+}
+
+static const struct hardware *default_load_hw(struct runner *ru, const char *stem, char *reason,
+                                              size_t len)
+{
+    struct hw_entry *e;
+    FILE *diag;
+
+    for (int i = 0; i < ru->ncache; i++)
+        if (!strcmp(ru->cache[i].stem, stem)) {
+            set_str(reason, len, ru->cache[i].reason);
+            return ru->cache[i].hw;
+        }
+    ru->cache = xrealloc(ru->cache, (size_t)(ru->ncache + 1) * sizeof(*ru->cache));
+    e = &ru->cache[ru->ncache++];
+    memset(e, 0, sizeof(*e));
+    e->stem = xstrdup(stem);
+    diag = tmpfile();
+    e->hw = cfg_load_hardware(stem, diag ? diag : stderr);
+    if (!e->hw) {
+        char msg[200] = "";
+
+        if (diag)
+            first_error(diag, msg, sizeof(msg));
+        snprintf(e->reason, sizeof(e->reason), "unknown hardware '%s'%s%s%s", stem,
+                 msg[0] ? " (" : "", msg, msg[0] ? ")" : "");
+    }
+    if (diag)
+        fclose(diag);
+    set_str(reason, len, e->reason);
+    return e->hw;
+}
+
+static void note_hardware(struct validate_report *rep, const char *stem, const struct hardware *hw)
+{
+    for (int i = 0; i < rep->nhw; i++)
+        if (!strcmp(rep->hw[i].stem, stem))
+            return;
+    rep->hw = xrealloc(rep->hw, (size_t)(rep->nhw + 1) * sizeof(*rep->hw));
+    rep->hw[rep->nhw].stem = xstrdup(stem);
+    rep->hw[rep->nhw].calibration = hw && hw->calibration ? xstrdup(hw->calibration) : NULL;
+    rep->nhw++;
+}
+
+static double metric_of(enum validate_metric m, const struct prediction *p)
+{
+    switch (m) {
+    case VM_STEP_TIME:
+        return p->step_time_s;
+    case VM_TOKENS_PER_GPU:
+        return p->tokens_per_s_per_gpu;
+    default:
+        return p->peak_mem_bytes / (1024.0 * 1024 * 1024);
+    }
+}
+
+/* The row's own fields: id, metric and measured value, before any simulation. */
+static int read_row_head(struct runner *ru, int i, const int *col, struct validate_row *r)
+{
+    const struct csv_table *t = ru->rep->csv;
+    const char *v = csv_field(t, i, col[C_VALUE]);
+    char *end;
+
+    r->line = t->rows[i].line;
+    r->id = csv_field(t, i, col[C_ID]);
+    r->hardware = csv_field(t, i, col[C_HARDWARE]);
+    r->metric_name = csv_field(t, i, col[C_METRIC]);
+    r->metric = -1;
+    r->measured = NAN;
+    for (int m = 0; m < VM_COUNT; m++)
+        if (!strcmp(r->metric_name, validate_metric_name((enum validate_metric)m)))
+            r->metric = m;
+    if (t->rows[i].nfields != t->ncols) {
+        snprintf(r->reason, sizeof(r->reason), "row has %d fields, the header has %d",
+                 t->rows[i].nfields, t->ncols);
+        return -1;
+    }
+    if (!*r->id) {
+        snprintf(r->reason, sizeof(r->reason), "missing value for required column 'id'");
+        return -1;
+    }
+    for (int j = 0; j < i; j++)
+        if (!strcmp(ru->rep->rows[j].id, r->id)) {
+            snprintf(r->reason, sizeof(r->reason), "duplicate id '%s' (first on line %d)", r->id,
+                     ru->rep->rows[j].line);
+            return -1;
+        }
+    if (r->metric < 0) {
+        snprintf(r->reason, sizeof(r->reason),
+                 "unknown metric '%s' (expected step_time_s, tokens_per_s_per_gpu or "
+                 "peak_mem_gib)",
+                 r->metric_name);
+        return -1;
+    }
+    r->measured = strtod(v, &end);
+    if (!*v || *end || !(r->measured > 0) || !isfinite(r->measured)) {
+        snprintf(r->reason, sizeof(r->reason), "value '%s' is not a positive number", v);
+        r->measured = NAN;
+        return -1;
+    }
+    return 0;
+}
+
+static void evaluate_row(struct runner *ru, int i, const int *col)
+{
+    struct validate_row *r = &ru->rep->rows[i];
+    const struct hardware *hw;
+    struct scenario s;
+    struct prediction p;
+    char reason[256] = "";
+
+    if (read_row_head(ru, i, col, r))
+        return;
+    hw = ru->hooks && ru->hooks->load_hw
+             ? ru->hooks->load_hw(r->hardware, reason, sizeof(reason), ru->hooks->ctx)
+             : default_load_hw(ru, r->hardware, reason, sizeof(reason));
+    note_hardware(ru->rep, r->hardware, hw);
+    if (!hw) {
+        snprintf(r->reason, sizeof(r->reason), "%s",
+                 reason[0] ? reason : "cannot load the hardware description");
+        return;
+    }
+    if (validate_row_scenario(ru->rep->csv, i, hw, &s, r->reason, sizeof(r->reason)))
+        return;
+    memset(&p, 0, sizeof(p));
+    reason[0] = '\0';
+    if ((ru->hooks && ru->hooks->predict
+             ? ru->hooks->predict(&s, &p, reason, sizeof(reason), ru->hooks->ctx)
+             : predict_scenario(&s, &p, reason, sizeof(reason)))) {
+        set_str(r->reason, sizeof(r->reason), reason[0] ? reason : "simulation failed");
+        return;
+    }
+    if (!p.fits && r->metric != VM_PEAK_MEM) {
+        snprintf(r->reason, sizeof(r->reason),
+                 "does not fit: predicted peak %.1f GiB per GPU exceeds %.1f GiB",
+                 p.peak_mem_bytes / (1024.0 * 1024 * 1024),
+                 p.capacity_bytes / (1024.0 * 1024 * 1024));
+        return;
+    }
+    r->predicted = metric_of((enum validate_metric)r->metric, &p);
+    if (!(r->predicted > 0) || !isfinite(r->predicted)) {
+        snprintf(r->reason, sizeof(r->reason), "prediction is not a positive number (%g)",
+                 r->predicted);
+        return;
+    }
+    r->error_pct = 100 * (r->predicted - r->measured) / r->measured;
+    r->ok = true;
+}
+
+static void summarize(struct validate_report *rep)
+{
+    double *v = xmalloc((size_t)(rep->nrows ? rep->nrows : 1) * sizeof(*v));
+
+    for (int m = 0; m < VM_COUNT; m++) {
+        struct validate_stats *st = &rep->stats[m];
+        double sum = 0;
+
+        memset(st, 0, sizeof(*st));
+        for (int i = 0; i < rep->nrows; i++) {
+            const struct validate_row *r = &rep->rows[i];
+
+            if (r->metric != m)
+                continue;
+            if (!r->ok) {
+                st->errors++;
+                continue;
+            }
+            v[st->n++] = fabs(r->error_pct);
+            sum += fabs(r->error_pct);
+        }
+        if (!st->n)
+            continue;
+        st->mean = sum / st->n;
+        st->median = fit_quantile(v, st->n, 0.5);
+        st->p90 = fit_quantile(v, st->n, 0.9);
+        st->max = fit_quantile(v, st->n, 1.0);
+    }
+    free(v);
+}
+
+static int check_header(const struct csv_table *t, const int *col, FILE *diag)
+{
+    int missing = 0;
+
+    for (int c = 0; c < C_COUNT; c++)
+        if (columns[c].required && col[c] < 0) {
+            if (diag)
+                fprintf(diag, "%s:1: error: missing required column '%s'\n", t->name,
+                        columns[c].name);
+            missing++;
+        }
+    return missing ? -1 : 0;
+}
+
+int validate_table(struct csv_table *t, const struct validate_hooks *hooks,
+                   struct validate_report *out, FILE *diag)
+{
+    struct runner ru = { .hooks = hooks, .rep = out };
+    int col[C_COUNT];
+
+    memset(out, 0, sizeof(*out));
+    out->csv = t;
+    out->path = t->name;
+    find_columns(t, col);
+    if (check_header(t, col, diag))
+        return -1;
+    out->rows = xcalloc((size_t)(t->nrows ? t->nrows : 1), sizeof(*out->rows));
+    out->nrows = t->nrows;
+    for (int i = 0; i < t->nrows; i++)
+        evaluate_row(&ru, i, col);
+    summarize(out);
+    for (int i = 0; i < ru.ncache; i++) {
+        free(ru.cache[i].stem);
+        cfg_free_hw(ru.cache[i].hw);
+    }
+    free(ru.cache);
+    return 0;
+}
+
+int validate_file(const char *path, const struct validate_hooks *hooks, struct validate_report *out,
+                  FILE *diag)
+{
+    struct csv_error err;
+    struct csv_table *t = csv_read_file(path, &err);
+
+    if (!t) {
+        memset(out, 0, sizeof(*out));
+        if (diag)
+            csv_print_error(path, &err, diag);
+        return -1;
+    }
+    return validate_table(t, hooks, out, diag);
+}
+
+void validate_release(struct validate_report *r)
+{
+    for (int i = 0; i < r->nhw; i++) {
+        free(r->hw[i].stem);
+        free(r->hw[i].calibration);
+    }
+    free(r->hw);
+    free(r->rows);
+    csv_free(r->csv);
+    memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,121 @@
+/*
+ * workload.h - a decoder-only transformer as operators: for one transformer
+ * layer, the embedding and the LM head with loss, each operator's forward
+ * and backward FLOPs, memory traffic, duration on the configured GPU, and the
+ * bytes it saves for backward, all per rank after tensor/sequence/context
+ * parallel sharding.
+ *
+ * Model choices and sources:
+ * - GEMM FLOPs 2mnk; backward = dgrad + wgrad = 2x forward (NAR21 App., KOR22
+ *   App. A). Per-layer structure generalised to GQA and SwiGLU as Megatron's
+ *   num_floating_point_operations() does (formulas.md §1.3).
+ * - Model FLOPs (MFU) count attention without a causal discount, as Korthikanti
+ *   App. A eq. 7 and PaLM App. B do; durations of FlashAttention use the causal
+ *   half (FA2 skips masked blocks; Megatron halves the s^2 term for that reason).
+ *   FlashAttention's backward runs 5 of the 7 matmul passes: 2.5x forward (FA2 §3.1).
+ * - Saved activations: Korthikanti §4 per-tensor accounting (16-bit
+ *   activations, 1-byte dropout masks), generalised tensor by tensor to GQA
+ *   (K and V of kv_heads * head_dim) and SwiGLU (gate, up and their product
+ *   kept for backward); FlashAttention replaces the s^2 softmax terms by the
+ *   output and fp32 log-sum-exp statistics (FA1 §3.1); normalisation statistics
+ *   (fp32 per token) are counted, which Korthikanti ignores.
+ * - Under sequence parallelism the replicated tensors (norm inputs and outputs,
+ *   dropout masks) are divided by tp (KOR22 §4.2.2).
+ */
+#ifndef SIMTRAIN_WORKLOAD_H
+#define SIMTRAIN_WORKLOAD_H
+
+#include "config.h"
+
+enum op_kind {
+    OP_GEMM,
+    OP_ATTN, /* attention core: QK^T, softmax, AV (fused or not) */
+    OP_MEM,  /* memory-bound: norm, activation, dropout, residual, rope, loss */
+    OP_EMBED /* embedding gather / scatter-add */
+};
+
+/* The two blocks of a layer between tensor-parallel collectives. */
+enum layer_part {
+    PART_ATTN,
+    PART_MLP,
+    PART_COUNT
+};
+
+#define MAX_OPS 32
+
+struct op {
+    char name[24];
+    int kind;         /* enum op_kind */
+    int part;         /* enum layer_part (layers), 0 otherwise */
+    double m, n, k;   /* GEMM: (m x k) @ (k x n), per rank */
+    double batch;     /* independent GEMMs of that shape (experts) */
+    double flops;     /* forward FLOPs counted for MFU, per rank */
+    double hw_flops;  /* forward FLOPs executed (causal skipping), per rank */
+    double bytes;     /* forward memory traffic, bytes */
+    sim_time t_fwd;   /* forward duration */
+    sim_time t_dgrad; /* backward w.r.t. inputs */
+    sim_time t_wgrad; /* backward w.r.t. weights (0 for ops without weights) */
+    double saved;     /* bytes saved for backward (no recompute) */
+    bool core;        /* recomputed by selective recompute (attention core) */
+};
+
+/* The per-rank slice of the work: micro-batch, sequence and parallel degrees. */
+struct shard {
+    int b; /* micro-batch, sequences */
+    int s; /* sequence length seen by attention (full, before cp) */
+    int tp, cp, ep;
+    bool sp;       /* sequence parallel */
+    enum dtype dt; /* activation / matmul dtype */
+};
+
+struct layer_cost {
+    struct op ops[MAX_OPS];
+    int nops;
+    sim_time fwd[PART_COUNT];     /* forward compute per part */
+    sim_time dgrad[PART_COUNT];   /* backward input-gradient compute per part */
+    sim_time wgrad[PART_COUNT];   /* backward weight-gradient compute per part */
+    sim_time recompute_selective; /* forward time of the attention core */
+    double act[3];                /* saved bytes by enum recompute (none, selective, full) */
+    double params[PART_COUNT];    /* parameters per rank, elements */
+    double flops_fwd;             /* model FLOPs forward per rank */
+    double tp_bytes;              /* size of one TP collective (b*s*h), bytes */
+    double moe_a2a_bytes;         /* MoE: bytes one all-to-all dispatch moves per rank */
+};
+
+struct edge_cost { /* embedding (first stage) or head + loss (last stage) */
+    struct op ops[8];
+    int nops;
+    sim_time fwd, bwd;
+    double act;             /* bytes saved for backward */
+    double logits_bytes;    /* fp32 logits kept for the loss backward (head) */
+    double transient_bytes; /* peak transient during the forward (head logits) */
+    double params;          /* per rank, elements */
+    double flops_fwd;
+};
+
+void workload_shard(const struct scenario *s, struct shard *sh);
+
+/* Cost of one transformer layer; moe selects the MoE MLP. */
+void workload_layer(const struct scenario *s, const struct shard *sh, bool moe,
+                    struct layer_cost *out);
+void workload_embedding(const struct scenario *s, const struct shard *sh, struct edge_cost *out);
+void workload_head(const struct scenario *s, const struct shard *sh, struct edge_cost *out);
+
+/* Is layer i (0-based) an MoE layer? */
+bool workload_is_moe(const struct model *m, int layer);
+
+/* Parameter counts of the whole model (elements, not sharded). */
+double workload_params_layer(const struct model *m, bool moe);
+double workload_params_embedding(const struct model *m); /* tokens + positions */
+double workload_params_head(const struct model *m);      /* final norm + untied output */
+double workload_params_total(const struct model *m);
+double workload_params_active(const struct model *m); /* per token (MoE: top-k experts) */
+
+/*
+ * Model FLOPs of one optimizer step (forward + backward, no recomputation, no
+ * causal discount), for the whole global batch: Korthikanti App. A eq. 7
+ * generalised per formulas.md §1.3.
+ */
+double workload_model_flops(const struct scenario *s);
+
+#endif

@@ -1,0 +1,27 @@
+#!/bin/sh
+# The whole test suite (README command 2): warnings as errors, unit and CLI tests,
+# the same tests again under AddressSanitizer + UndefinedBehaviorSanitizer, and a
+# bounded fuzzing run of the YAML loader. Run from the repository root.
+set -eu
+cd "$(dirname "$0")/.."
+jobs=$(nproc 2>/dev/null || echo 2)
+
+echo "== formatting (.clang-format) =="
+clang-format --dry-run --Werror src/*.c src/*.h src/*/*.c tests/*.c tests/bench/*.c tests/fuzz/*.c
+
+echo "== build (-Werror) and test =="
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIMTRAIN_WERROR=ON >/dev/null
+cmake --build build -j "$jobs"
+ctest --test-dir build --output-on-failure -j "$jobs"
+
+echo "== ASan + UBSan build and test =="
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSIMTRAIN_WERROR=ON -DSIMTRAIN_SANITIZE=ON \
+      -DSIMTRAIN_KERNELS=OFF >/dev/null
+cmake --build build-asan -j "$jobs"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir build-asan --output-on-failure -j "$jobs"
+
+echo "== fuzz the YAML loader (bounded) =="
+sh tests/fuzz/run.sh "${SIMTRAIN_FUZZ_SECONDS:-60}"
+
+echo "== all tests passed =="

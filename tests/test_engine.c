@@ -1,0 +1,155 @@
+/* test_engine.c - the event heap against a sorted reference, FIFO ties, run order. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "engine.h"
+
+struct ref {
+    sim_time t;
+    uint64_t seq;
+};
+
+static int ref_cmp(const void *a, const void *b)
+{
+    const struct ref *x = a, *y = b;
+
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void nop(struct engine *e, void *ctx, int64_t data)
+{
+    (void)e;
+    (void)ctx;
+    (void)data;
+}
+
+/* 20,000 random events, popped in (time, insertion) order exactly as a stable sort says. */
+static void test_heap_matches_sorted_reference(void **state)
+{
+    enum {
+        N = 20000
+    };
+    struct engine e;
+    struct ref *ref = malloc(sizeof(*ref) * N);
+    uint64_t rng = 42;
+    struct event ev;
+    int i;
+
+    (void)state;
+    engine_init(&e);
+    for (i = 0; i < N; i++) {
+        sim_time t = (sim_time)(rng_next(&rng) % 1000); /* many ties */
+        ref[i].t = t;
+        ref[i].seq = (uint64_t)i;
+        engine_at(&e, t, nop, NULL, i);
+    }
+    qsort(ref, N, sizeof(*ref), ref_cmp);
+    for (i = 0; i < N; i++) {
+        assert_true(engine_pop(&e, &ev));
+        assert_int_equal(ev.t, ref[i].t);
+        assert_int_equal(ev.data, (int64_t)ref[i].seq);
+    }
+    assert_false(engine_pop(&e, &ev));
+    engine_release(&e);
+    free(ref);
+}
+
+/* Interleaved pushes and pops keep the heap order (pops never go back in time). */
+static void test_heap_interleaved_push_pop(void **state)
+{
+    struct engine e;
+    uint64_t rng = 7;
+    struct event ev;
+    sim_time last = -1;
+    int i, pending = 0;
+
+    (void)state;
+    engine_init(&e);
+    for (i = 0; i < 50000; i++) {
+        if (pending == 0 || rng_uniform(&rng) < 0.55) {
+            engine_at(&e, e.now + (sim_time)(rng_next(&rng) % 100), nop, NULL, i);
+            pending++;
+        } else {
+            assert_true(engine_pop(&e, &ev));
+            assert_true(ev.t >= last);
+            last = ev.t;
+            e.now = ev.t;
+            pending--;
+        }
+    }
+    engine_release(&e);
+}
+
+static int order[8], norder;
+
+static void record(struct engine *e, void *ctx, int64_t data)
+{
+    (void)e;
+    (void)ctx;
+    order[norder++] = (int)data;
+}
+
+/* Events at the same time run in the order they were scheduled (FIFO). */
+static void test_ties_run_fifo(void **state)
+{
+    struct engine e;
+    int i;
+
+    (void)state;
+    norder = 0;
+    engine_init(&e);
+    engine_at(&e, 5, record, NULL, 0);
+    engine_at(&e, 3, record, NULL, 1);
+    engine_at(&e, 5, record, NULL, 2);
+    engine_at(&e, 3, record, NULL, 3);
+    engine_at(&e, 5, record, NULL, 4);
+    assert_int_equal(engine_run(&e), 5);
+    assert_int_equal(norder, 5);
+    {
+        const int want[] = { 1, 3, 0, 2, 4 };
+        for (i = 0; i < 5; i++)
+            assert_int_equal(order[i], want[i]);
+    }
+    engine_release(&e);
+}
+
+static void chain(struct engine *e, void *ctx, int64_t data)
+{
+    int *count = ctx;
+
+    (*count)++;
+    if (data > 0)
+        engine_after(e, 10, chain, ctx, data - 1);
+}
+
+/* A handler may schedule more events; time advances by the delays. */
+static void test_run_advances_time(void **state)
+{
+    struct engine e;
+    int count = 0;
+
+    (void)state;
+    engine_init(&e);
+    engine_at(&e, 0, chain, &count, 9);
+    assert_int_equal(engine_run(&e), 90);
+    assert_int_equal(count, 10);
+    assert_int_equal(e.fired, 10);
+    engine_release(&e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_heap_matches_sorted_reference),
+        cmocka_unit_test(test_heap_interleaved_push_pop),
+        cmocka_unit_test(test_ties_run_fifo),
+        cmocka_unit_test(test_run_advances_time),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,156 @@
+/*
+ * test_library.c - the shipped hardware/, workloads/ and scenarios/ files load
+ * without a diagnostic, and their key figures are what their sources say.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+#include "workload.h"
+
+#define DATA(rel) SIMTRAIN_SOURCE_DIR "/" rel
+
+static const char *const hardware_files[] = {
+    "dgx-a100-40g", "dgx-a100-80g",  "dgx-h100",  "dgx-h200",
+    "dgx-b200",     "ws-4x-rtx4090", "l40s-pcie",
+};
+
+static const char *const scenario_files[] = {
+    "gpt2_1gpu",
+    "ddp_8gpu",
+    "ddp_16gpu_2node",
+    "7b_ddp_8gpu",
+};
+
+/* Load hardware/NAME.yaml, failing the test with the diagnostics on error. */
+static struct hardware *load_hw(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, DATA("hardware/%s.yaml"), name);
+    struct hardware *hw = cfg_load_hardware(path, stderr);
+    if (!hw)
+        fail_msg("hardware '%s' did not load", name);
+    return hw;
+}
+
+static struct model *load_model(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, DATA("workloads/%s.yaml"), name);
+    struct model *m = cfg_load_model(path, stderr);
+    if (!m)
+        fail_msg("workload '%s' did not load", name);
+    return m;
+}
+
+/* Every shipped hardware file loads, and its efficiencies are fractions in (0, 1]. */
+static void test_library_hardware_loads(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < ARRAY_LEN(hardware_files); i++) {
+        struct hardware *hw = load_hw(hardware_files[i]);
+        assert_true(hw->eff.gemm_max > 0 && hw->eff.gemm_max <= 1);
+        assert_true(hw->eff.attn_flash > 0 && hw->eff.attn_flash <= 1);
+        assert_true(hw->eff.attn_standard > 0 && hw->eff.attn_standard <= hw->eff.attn_flash);
+        assert_true(hw->eff.mem_bw > 0 && hw->eff.mem_bw <= 1);
+        cfg_free_hw(hw);
+    }
+}
+
+/* DGX H100: 8 GPUs, 450 GB/s NVLink per direction, 8x 400 Gb/s NICs (formulas.md §7, BasePOD RA).
+ */
+static void test_library_dgx_h100_figures(void **state)
+{
+    (void)state;
+    struct hardware *hw = load_hw("dgx-h100");
+    assert_int_equal(hw->gpus_per_node, 8);
+    assert_true(hw->nvlink.nvswitch);
+    assert_int_equal((long)(hw->nvlink.bw_Bps / 1e9), 450);
+    assert_int_equal(hw->net.nics_per_node, 8);
+    assert_int_equal((long)(hw->net.nic_bw_Bps / 1e9), 50);
+    assert_int_equal((long)(hw->gpu.flops[DT_BF16] / 1e12), 989);
+    assert_int_equal((long)(hw->gpu.mem_bytes / (1024.0 * 1024.0)), 81559);
+    cfg_free_hw(hw);
+}
+
+/* The 4x RTX 4090 workstation has no NVLink, no GPU peer-to-peer and no NICs. */
+static void test_library_rtx4090_no_p2p(void **state)
+{
+    (void)state;
+    struct hardware *hw = load_hw("ws-4x-rtx4090");
+    assert_int_equal(hw->gpus_per_node, 4);
+    assert_true(hw->nvlink.bw_Bps <= 0);
+    assert_false(hw->pcie.p2p);
+    assert_int_equal(hw->net.nics_per_node, 0);
+    cfg_free_hw(hw);
+}
+
+struct param_case {
+    const char *name;
+    double total;  /* parameters, published count (docs/workloads.md) */
+    double active; /* per token */
+};
+
+/*
+ * Parameter counts of the shipped workloads equal the published ones: GPT-2
+ * 124,439,808; Llama 2 7B 6,738,415,616; Llama 3 8B 8,030,261,248; Mixtral
+ * 46.7B total / 12.9B active; GPT-3 = NAR21 eq. 2 with V = 51200, s = 2048.
+ */
+static void test_library_workload_params(void **state)
+{
+    (void)state;
+    static const struct param_case cases[] = {
+        { "gpt2-124m", 124439808.0, 124439808.0 },
+        { "gpt2-1.5b", 1557611200.0, 1557611200.0 },
+        { "gpt3-175b", 174615846912.0, 174615846912.0 },
+        { "llama2-7b", 6738415616.0, 6738415616.0 },
+        { "llama2-13b", 13015864320.0, 13015864320.0 },
+        { "llama2-70b", 68976648192.0, 68976648192.0 },
+        { "llama3-8b", 8030261248.0, 8030261248.0 },
+        { "llama3-70b", 70553706496.0, 70553706496.0 },
+        { "llama3-405b", 405853388800.0, 405853388800.0 },
+        { "mixtral-8x7b", 46702792704.0, 12879925248.0 },
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        struct model *m = load_model(cases[i].name);
+        double total = workload_params_total(m);
+        double active = workload_params_active(m);
+        if (total < cases[i].total - 0.5 || total > cases[i].total + 0.5)
+            fail_msg("%s: %.0f parameters, expected %.0f", cases[i].name, total, cases[i].total);
+        if (active < cases[i].active - 0.5 || active > cases[i].active + 0.5)
+            fail_msg("%s: %.0f active, expected %.0f", cases[i].name, active, cases[i].active);
+        cfg_free_model(m);
+    }
+}
+
+/* Every shipped teaching scenario loads and validates. */
+static void test_library_scenarios_load(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < ARRAY_LEN(scenario_files); i++) {
+        char path[512];
+        snprintf(path, sizeof path, DATA("scenarios/%s.yaml"), scenario_files[i]);
+        struct scenario *s = cfg_load_scenario(path, NULL, 0, stderr);
+        if (!s)
+            fail_msg("scenario '%s' did not load", scenario_files[i]);
+        cfg_free(s);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_library_hardware_loads),
+        cmocka_unit_test(test_library_dgx_h100_figures),
+        cmocka_unit_test(test_library_rtx4090_no_p2p),
+        cmocka_unit_test(test_library_workload_params),
+        cmocka_unit_test(test_library_scenarios_load),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
