@@ -278,8 +278,12 @@ static int unit_backward(struct build *b, int ui, int mb, int prev, int mode)
         } else {
             t = prog_compute(p, ST_COMPUTE, TC_BWD, b->head.bwd, prog_label(p, "head+loss bwd", 0),
                              mb);
+            int w;
             task_mem_end(&p->tasks[t], MC_LOGITS, -bytes_i64(b->head.logits_bytes));
-            task_mem_end(&p->tasks[t], MC_ACT, -bytes_i64(b->head.act));
+            /* A task carries one category per end: free the head's saved input with a mark. */
+            w = prog_mark(p, ST_COMPUTE, prog_label(p, "free head activations", 0));
+            task_mem_end(&p->tasks[w], MC_ACT, -bytes_i64(b->head.act));
+            prog_dep(p, w, t);
         }
         if (prev >= 0)
             prog_dep(p, t, prev);
