@@ -1,7 +1,8 @@
 #!/bin/sh
 # docs/gen-validation.sh - regenerate docs/validation.md from the tool's own output:
 # measured training runs (simtrain validate), the effect of the calibration files,
-# kernels (simtrain calibrate --check) and collectives (simtrain collective --validate).
+# kernels (simtrain calibrate --check), collectives (simtrain collective --validate) and
+# memory (simtrain memory, simtrain validate tests/validation/memory.csv).
 #
 #   sh docs/gen-validation.sh [SIMTRAIN] [OUT]      (defaults: build/simtrain, docs/validation.md)
 #
@@ -92,11 +93,36 @@ HDR
     echo
     echo "## Memory"
     echo
-    echo "\`runs.csv\` has no peak-memory rows (validation README), and the published memory"
-    echo "measurements among the sources (PEFT LoRA/QLoRA peaks, T0-3B full fine-tuning) need"
-    echo "fine-tuning modes or encoder-decoder models that the runs format cannot describe. A"
-    echo "runs file with \`metric = peak_mem_gib\` rows is validated like any other:"
-    echo "\`simtrain validate FILE.csv\`."
+    echo "### Model states by ZeRO stage (ZeRO paper, Figure 1)"
+    echo
+    echo "Figure 1 of Rajbhandari et al. (7.5B parameters, N_d = 64, fp16 weights and gradients,"
+    echo "K = 12) prints 120 / 31.4 / 16.6 / 1.9 GB per device. Command: \`simtrain memory"
+    echo "scenarios/7b_ddp_8gpu.yaml --set cluster.nodes=8 --set parallelism.dp=64 --set"
+    echo "training.precision=fp16 --set training.grad_dtype=fp16 --params 7.5e9 --no-what-if\`:"
+    echo
+    echo '```'
+    "$SIMTRAIN" memory scenarios/7b_ddp_8gpu.yaml --set cluster.nodes=8 --set parallelism.dp=64 \
+        --set training.precision=fp16 --set training.grad_dtype=fp16 --params 7.5e9 \
+        --no-what-if 2>&1 | sed -n '/^Model states per GPU by ZeRO stage/,$p' || true
+    echo '```'
+    echo
+    echo "DeepSpeed's ZeRO-3 estimator (three offload cases), its ZeRO-2 offload case and"
+    echo "Megatron's distributed-optimizer bytes per parameter are reproduced exactly"
+    echo "(\`tests/test_memory.c\`); its ZeRO-2 estimator without offload counts 2P + 18P/N where"
+    echo "simtrain, as the ZeRO paper, counts 2P + 16P/N with fp32 gradients (docs/memory.md)."
+    echo "Korthikanti's per-layer activation formulas hold exactly for the four models of their"
+    echo "Table 3 (\`tests/test_workload.c\`)."
+    echo
+    echo "### Measured LoRA / QLoRA peaks (\`tests/validation/memory.csv\`)"
+    echo
+    echo "Command: \`simtrain validate tests/validation/memory.csv\`. Peak allocated memory per GPU"
+    echo "in GiB; sources and settings in each row's notes. LitGPT's runs use lora_dropout 0.05 and a"
+    echo "fused QKV tensor kept alive by the attention's V view, neither of which is modelled."
+    echo
+    "$SIMTRAIN" validate tests/validation/memory.csv --markdown > "$TMP/memory.md" 2>&1 || true
+    sed -n '/^| metric | n |/,$p' "$TMP/memory.md"
+    echo
+    sed -n '1,/^| metric | n |/p' "$TMP/memory.md" | sed '$d'
 } > "$TMP/validation.md"
 
 if [ "$OUT" = "-" ]; then

@@ -5,13 +5,13 @@
 # simtrain validate RUNS.csv --plot DIR runs, per metric:
 #   gnuplot -e "datafile='DIR/validation_M.dat'; outfile='DIR/validation_M.svg'; metric='M'" \
 #           plots/validation.gp
-# Data columns: measured predicted error_pct id.
+# Data columns: measured predicted error_pct id. Writes the SVG named by outfile and a PNG
+# next to it (same name, .png).
 if (!exists("datafile")) datafile = 'validation_step_time_s.dat'
 if (!exists("outfile")) outfile = 'validation_step_time_s.svg'
 if (!exists("metric")) metric = 'step_time_s'
 
-set terminal svg size 720,640 dynamic font 'Helvetica,12'
-set output outfile
+outbase = strlen(outfile) > 4 && outfile[strlen(outfile)-3:] eq '.svg' ? outfile[1:strlen(outfile)-4] : outfile
 set title sprintf('simtrain validate: %s, predicted against measured', metric) noenhanced
 set xlabel sprintf('measured %s', metric) noenhanced
 set ylabel sprintf('predicted %s', metric) noenhanced
@@ -26,6 +26,15 @@ set xrange [lo:hi]
 set yrange [lo:hi]
 set samples 200
 
-plot '+' using 1:(0.9 * $1):(1.1 * $1) with filledcurves lc rgb '#d6e4f0' title '+-10 %', \
-     x with lines dt 2 lc rgb '#404040' title 'y = x', \
-     datafile using 1:2 with points pt 7 ps 0.7 lc rgb '#1f5fa0' title sprintf('runs (%d)', STATS_records)
+do for [fmt in 'png svg'] {
+    if (fmt eq 'png') {
+        set terminal pngcairo size 720,640 font 'Helvetica,11'
+    } else {
+        set terminal svg size 720,640 dynamic font 'Helvetica,12'
+    }
+    set output sprintf('%s.%s', outbase, fmt)
+    plot '+' using 1:(0.9 * $1):(1.1 * $1) with filledcurves lc rgb '#d6e4f0' title '+-10 %', \
+         x with lines dt 2 lc rgb '#404040' title 'y = x', \
+         datafile using 1:2 with points pt 7 ps 0.7 lc rgb '#1f5fa0' title sprintf('runs (%d)', STATS_records)
+    unset output
+}

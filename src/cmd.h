@@ -15,10 +15,22 @@ int cmd_validate(int argc, char **argv);
 /* `simtrain collective --hardware H --op OP --gpus N ...` (collective engineer's cmd file) */
 int cmd_collective(int argc, char **argv);
 
+/* `simtrain memory SCENARIO.yaml [--set K=V]... [--no-what-if] [--params N]` (cmd_memory.c) */
+int cmd_memory(int argc, char **argv);
+
 /* `simtrain schema`: print the YAML reference (lead / config) */
 int cmd_schema(int argc, char **argv);
 
+/* `simtrain sweep SCENARIO.yaml --vary KEY=V1,V2,... [--csv F] [--plot DIR]` (cmd_sweep.c) */
+int cmd_sweep(int argc, char **argv);
+
+/* `simtrain plan SCENARIO.yaml [--gpus N] [--top K] [--plot DIR]` (cmd_plan.c) */
+int cmd_plan(int argc, char **argv);
+
 struct cfg_override;
+
+/* Parse `--shard K/N` (0 <= K < N): 0, or -1 when malformed (cmd_sweep.c). */
+int cli_parse_shard(const char *text, int *k, int *n);
 
 /*
  * Take a `--set KEY=VALUE` (or `--set=KEY=VALUE`) at argv[*i], advancing *i past

@@ -254,12 +254,21 @@ static int check_model_split(struct scenario *s, struct cfg_error *err)
                     m->kv_heads);
     if (p->vpp > 1 && p->pp == 1)
         return fail(err, "parallelism.vpp", "vpp (%d) needs pp > 1", p->vpp);
-    if (m->layers % stages) {
+    /* Otherwise the embedding and the loss count as one layer each (Megatron's
+       account_for_embedding/loss_in_pipeline_split; Llama 3 405B, 126 layers on 16 stages). */
+    if (m->layers % stages && (p->pp == 1 || (m->layers + 2) % stages)) {
         if (p->vpp > 1)
             return fail(err, "parallelism.pp",
-                        "pp * vpp (%d * %d = %lld) does not divide layers (%d)", p->pp, p->vpp,
-                        (long long)stages, m->layers);
-        return fail(err, "parallelism.pp", "pp (%d) does not divide layers (%d)", p->pp, m->layers);
+                        "pp * vpp (%d * %d = %lld) divides neither layers (%d) nor layers + 2 "
+                        "(embedding and loss counted as layers)",
+                        p->pp, p->vpp, (long long)stages, m->layers);
+        if (p->pp == 1)
+            return fail(err, "parallelism.pp", "pp (%d) does not divide layers (%d)", p->pp,
+                        m->layers);
+        return fail(err, "parallelism.pp",
+                    "pp (%d) divides neither layers (%d) nor layers + 2 (embedding and loss "
+                    "counted as layers)",
+                    p->pp, m->layers);
     }
     if (p->vpp > 1 && p->schedule == SCHED_1F1B)
         p->schedule = SCHED_INTERLEAVED;
@@ -303,6 +312,19 @@ static int check_batch(struct scenario *s, struct cfg_error *err)
         return fail(err, "training.seq_len",
                     "seq_len (%d) is not divisible by tp (%d) as sequence parallelism needs",
                     t->seq_len, p->tp);
+    if (p->sequence_parallel && p->cp > 1 && (t->seq_len / p->cp) % p->tp)
+        return fail(err, "training.seq_len",
+                    "seq_len / cp (%d / %d) is not divisible by tp (%d) as sequence parallelism "
+                    "needs",
+                    t->seq_len, p->cp, p->tp);
+    /* Megatron MoE README: "When using MoE with expert parallelism and tensor parallelism,
+       sequence parallelism must be enabled". */
+    if (p->ep > 1 && p->tp > 1 && !p->sequence_parallel)
+        return fail(err, "parallelism.ep", "ep (%d) with tp (%d) needs sequence_parallel", p->ep,
+                    p->tp);
+    /* Megatron arguments.py: TP communication overlap needs sequence parallelism. */
+    if (p->tp_comm_overlap && !p->sequence_parallel)
+        return fail(err, "parallelism.tp_comm_overlap", "tp_comm_overlap needs sequence_parallel");
     if (m->pos == POS_LEARNED && m->max_seq > 0 && t->seq_len > m->max_seq)
         return fail(err, "training.seq_len",
                     "seq_len (%d) exceeds the workload's max_seq (%d) for learned positions",

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "estimate.h"
 #include "report.h"
 #include "workload.h"
 
@@ -86,6 +87,27 @@ static void rank_json(cJSON *arr, const struct rank_result *rr)
             cJSON_AddNumberToObject(cb, comm_kind_name(c), rr->comm_bytes[c]);
 }
 
+/* Time to train, cost and energy: present only when their inputs are (estimate.h). */
+static void totals_json(cJSON *res, const struct run *r)
+{
+    struct train_totals t;
+    cJSON *o;
+
+    train_totals(r->s, r->step_s, &t);
+    if (!t.have_tokens)
+        return;
+    o = obj(res, "time_to_train");
+    cJSON_AddNumberToObject(o, "tokens", t.tokens);
+    cJSON_AddNumberToObject(o, "steps", t.steps);
+    cJSON_AddNumberToObject(o, "seconds", t.seconds);
+    cJSON_AddNumberToObject(o, "days", t.seconds / 86400.0);
+    cJSON_AddNumberToObject(o, "gpu_hours", t.gpu_hours);
+    if (t.have_price)
+        cJSON_AddNumberToObject(o, "cost_usd", t.cost_usd);
+    if (t.have_power)
+        cJSON_AddNumberToObject(o, "energy_J", t.energy_J);
+}
+
 static cJSON *build(const struct run *r)
 {
     cJSON *root = cJSON_CreateObject(), *res, *ranks, *colls;
@@ -106,11 +128,28 @@ static cJSON *build(const struct run *r)
     cJSON_AddBoolToObject(res, "fits", r->fits);
     cJSON_AddNumberToObject(res, "simulated_ranks", r->sim.nranks);
     cJSON_AddNumberToObject(res, "events", (double)r->sim.events);
+    totals_json(res, r);
     report_breakdown(r, bd);
     {
         cJSON *o = obj(res, "breakdown_s");
         for (c = 0; c < TC_COUNT; c++)
             cJSON_AddNumberToObject(o, tcat_name(c), bd[c]);
+    }
+    {
+        struct report_dp d;
+        cJSON *o = obj(res, "data_parallel");
+        report_dp_traffic(r, &d);
+        cJSON_AddNumberToObject(o, "volume_bytes", d.volume_bytes);
+        cJSON_AddNumberToObject(o, "psi_bytes", d.psi_bytes);
+        cJSON_AddNumberToObject(o, "volume_psi",
+                                d.psi_bytes > 0 ? d.volume_bytes / d.psi_bytes : 0);
+        cJSON_AddNumberToObject(o, "collectives", d.collectives);
+        cJSON_AddNumberToObject(o, "link_bytes", d.link_bytes);
+        cJSON_AddNumberToObject(o, "nic_bytes", d.nic_bytes);
+        cJSON_AddNumberToObject(o, "exposed_s", d.exposed_s);
+        cJSON_AddNumberToObject(o, "offload_h2d_bytes", d.h2d_bytes);
+        cJSON_AddNumberToObject(o, "offload_d2h_bytes", d.d2h_bytes);
+        cJSON_AddNumberToObject(o, "offload_exposed_s", d.offload_s);
     }
     ranks = cJSON_AddArrayToObject(root, "ranks");
     for (i = 0; i < r->sim.nranks; i++)

@@ -14,19 +14,22 @@
 #include "cmd.h"
 #include "config.h"
 #include "config_schema.h"
+#include "plot.h"
 #include "report.h"
 #include "run.h"
 
 static void usage(FILE *f)
 {
-    fputs("usage: simtrain SCENARIO.yaml [--json FILE] [--trace FILE] [--ranks all|stage]\n"
-          "                [--set KEY=VALUE]... [--quiet]\n"
+    fputs("usage: simtrain SCENARIO.yaml [--json FILE] [--trace FILE] [--plot DIR]\n"
+          "                [--ranks all|stage] [--set KEY=VALUE]... [--quiet]\n"
           "       simtrain memory SCENARIO.yaml [--set KEY=VALUE]...\n"
           "       simtrain collective --hardware H --op OP --gpus N [--sizes 8:8G] [--algo A]\n"
           "       simtrain validate RUNS.csv [--json FILE] [--plot DIR] [--markdown]\n"
           "       simtrain calibrate MEASUREMENTS.csv --hardware H [--output FILE]\n"
           "       simtrain sweep SCENARIO.yaml --vary KEY=V1,V2,... [--csv FILE] [--json FILE]\n"
-          "       simtrain plan SCENARIO.yaml [--gpus N] [--top K]\n"
+          "                      [--plot DIR] [--weak] [--shard K/N] [--mpi]\n"
+          "       simtrain plan SCENARIO.yaml [--gpus N] [--top K] [--rank time|cost]\n"
+          "                     [--plot DIR]\n"
           "       simtrain schema          print the YAML reference (Markdown)\n"
           "       simtrain --version\n",
           f);
@@ -34,7 +37,7 @@ static void usage(FILE *f)
 
 struct run_args {
     const char *scenario;
-    const char *json, *trace;
+    const char *json, *trace, *plot;
     bool all_ranks, quiet;
     struct cfg_override *ovr;
     int novr;
@@ -85,6 +88,8 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
                 return -1;
         } else if ((strcmp(s, "--json") == 0 || strcmp(s, "--trace") == 0) && i + 1 < argc) {
             *(s[2] == 'j' ? &a->json : &a->trace) = argv[++i];
+        } else if (strcmp(s, "--plot") == 0 && i + 1 < argc) {
+            a->plot = argv[++i];
         } else if (strcmp(s, "--ranks") == 0 && i + 1 < argc) {
             const char *v = argv[++i];
             if (strcmp(v, "all") != 0 && strcmp(v, "stage") != 0) {
@@ -148,7 +153,7 @@ static int cmd_run(int argc, char **argv)
     if (!s)
         return 1;
     opts.all_ranks = a.all_ranks;
-    opts.trace = a.trace != NULL;
+    opts.trace = a.trace != NULL || a.plot != NULL;
     if (s->sim.straggler_rank >= 0 && !a.all_ranks)
         fprintf(stderr, "simtrain: note: simulation.straggler_rank needs --ranks all; ignored\n");
     if (run_scenario(s, &opts, &r, reason, sizeof(reason)) != 0) {
@@ -166,6 +171,8 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "simtrain: error: cannot write '%s': %s\n", a.trace, strerror(errno));
         status = 1;
     }
+    if (a.plot && plot_run(a.plot, &r) != 0)
+        status = 1;
     if (!r.fits && status == 0)
         status = report_oom(s, &r);
     run_release(&r);
@@ -181,7 +188,8 @@ struct subcommand {
 static const struct subcommand subcommands[] = {
     { "run", cmd_run },           { "collective", cmd_collective },
     { "validate", cmd_validate }, { "calibrate", cmd_calibrate },
-    { "schema", cmd_schema },
+    { "schema", cmd_schema },     { "memory", cmd_memory },
+    { "sweep", cmd_sweep },       { "plan", cmd_plan },
 };
 
 int main(int argc, char **argv)

@@ -1,43 +1,65 @@
-/* memory.c - see memory.h. */
+/* memory.c - see memory.h for the model and its sources. */
 #include "memory.h"
 
+#include <math.h>
+#include <string.h>
+
+#include "layout.h"
 #include "strategy.h"
+#include "workload.h"
+
+/* ---- bytes per parameter ------------------------------------------------------ */
 
 /*
  * Optimizer state bytes per parameter:
- * AdamW: fp32 m and v, 8 B (ZERO §3.1, K = 12 with the 4 B master copy).
+ * AdamW: fp32 m and v, 8 B (ZERO §3.1, K = 12 with the 4 B master copy);
+ * without a master copy (pure bf16) the moments take the parameter dtype.
  * 8-bit Adam (bitsandbytes): uint8 state1 and state2 plus one fp32 absmax per
- * 256-element block for each: 2 + 2 * 4 / 256 = 2.03125 B (BNB optimizer.py).
- * SGD with momentum: one fp32 buffer, 4 B.
+ * 256-element block for each: 2 + 2 * 4 / 256 = 2.03125 B (BNB optimizer.py,
+ * blocksize 256; formulas.md §2.8).
+ * SGD with momentum: one momentum buffer (torch.optim.SGD clones the gradient:
+ * fp32 under mixed precision, else the parameter dtype).
  * Adafactor: factored second moment (row and column statistics), no first
  * moment by default: about 4 * (1/rows + 1/cols) per element of a matrix;
  * for transformer matrices this is below 0.01 B; counted as 0.01 B (estimate).
  */
-static double optim_bytes(const struct scenario *s)
+static double optim_bytes(const struct scenario *s, double param_bytes)
 {
     switch (s->train.optimizer) {
     case OPT_ADAM8BIT:
         return 2.0 + 2.0 * 4.0 / 256.0;
     case OPT_SGD:
-        return 4.0;
+        return s->train.master_weights ? 4.0 : param_bytes;
     case OPT_ADAFACTOR:
         return 0.01;
     case OPT_ADAMW:
     default:
-        return s->train.master_weights ? 8.0 : 2.0 * dtype_bytes(s->train.precision);
+        return s->train.master_weights ? 8.0 : 2.0 * param_bytes;
     }
+}
+
+static double compute_param_bytes(const struct scenario *s)
+{
+    double p = dtype_bytes(s->train.precision);
+
+    return p < 2 ? 2 : p; /* fp8 training keeps 16-bit weights and casts per GEMM */
 }
 
 void memory_state_bytes(const struct scenario *s, struct state_bytes *out)
 {
-    double p = dtype_bytes(s->train.precision);
+    double p = compute_param_bytes(s);
 
-    if (p < 2)
-        p = 2; /* fp8 training keeps 16-bit weights and casts per GEMM */
     out->params = p;
     out->master = s->train.master_weights && p < 4 ? 4.0 : 0.0;
     out->grads = dtype_bytes(s->train.grad_dtype);
-    out->optim = optim_bytes(s);
+    out->optim = optim_bytes(s, p);
+}
+
+double memory_frozen_bytes(const struct scenario *s, bool quantized)
+{
+    if (!quantized || s->train.finetune != FT_QLORA)
+        return compute_param_bytes(s);
+    return workload_nf4_bytes(s->train.lora.double_quant); /* QLORA §3 */
 }
 
 double memory_optimizer_traffic(const struct scenario *s)
@@ -48,6 +70,243 @@ double memory_optimizer_traffic(const struct scenario *s)
     /* Read gradient, states and master; write states, master and the compute copy. */
     return sb.grads + 2 * (sb.optim + sb.master) + sb.params;
 }
+
+/* ---- sharding and offload ---------------------------------------------------------- */
+
+double memory_shard_degree(const struct scenario *s)
+{
+    struct layout l;
+
+    switch (s->par.sharding) {
+    case SHARD_NONE:
+    case SHARD_FSDP_NO_SHARD:
+        return 1;
+    case SHARD_HSDP:
+        layout_init(&l, s);
+        return l.hsdp_shard > 0 ? l.hsdp_shard : 1;
+    default:
+        return (double)s->par.dp * s->par.cp;
+    }
+}
+
+/* Which categories CPU offload (or a paged optimizer) keeps in host memory. */
+struct placement {
+    bool params, master, grads, optim;
+};
+
+static void host_placement(const struct scenario *s, struct placement *h)
+{
+    enum sharding sh = s->par.sharding;
+    bool grads_partitioned = sh != SHARD_NONE && sh != SHARD_FSDP_NO_SHARD && sh != SHARD_ZERO1;
+
+    memset(h, 0, sizeof(*h));
+    if (s->train.offload == OFFLOAD_PARAMS)
+        h->params = h->master = h->grads = h->optim = true;
+    if (s->train.offload == OFFLOAD_OPTIMIZER) {
+        h->master = h->optim = true;
+        h->grads = grads_partitioned;
+    }
+    if (s->train.finetune != FT_FULL && s->train.lora.paged_optimizer)
+        h->optim = true;
+}
+
+static void sharded_factors(const struct scenario *s, struct shard_factors *f)
+{
+    double n = memory_shard_degree(s);
+    enum sharding sh = s->par.sharding;
+
+    f->params = f->master = f->grads = f->optim = 1;
+    if (sh != SHARD_NONE && sh != SHARD_FSDP_NO_SHARD)
+        f->master = f->optim = n; /* every sharded stage partitions the optimizer states */
+    if (sh != SHARD_NONE && sh != SHARD_FSDP_NO_SHARD && sh != SHARD_ZERO1)
+        f->grads = n;
+    if (sh == SHARD_ZERO3 || sh == SHARD_FSDP || sh == SHARD_HSDP || sh == SHARD_FSDP_GRAD_OP)
+        f->params = n;
+}
+
+void memory_shard_factors(const struct scenario *s, struct shard_factors *f)
+{
+    struct placement h;
+
+    sharded_factors(s, f);
+    host_placement(s, &h);
+    if (h.params)
+        f->params = INFINITY;
+    if (h.master)
+        f->master = INFINITY;
+    if (h.grads)
+        f->grads = INFINITY;
+    if (h.optim)
+        f->optim = INFINITY;
+}
+
+/* ---- parameter roles ------------------------------------------------------------------ */
+
+static void assign_roles(const struct scenario *s, double base, double linear, double adapters,
+                         double expert, struct param_roles *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->expert = expert;
+    switch (s->train.finetune) {
+    case FT_LORA:
+        out->frozen = base;
+        out->trainable = adapters;
+        break;
+    case FT_QLORA:
+        out->frozen = base - linear;
+        out->frozen_quant = linear;
+        out->trainable = adapters;
+        break;
+    case FT_FULL:
+    default:
+        out->trainable = base;
+        break;
+    }
+}
+
+void memory_unit_roles(const struct build *b, int unit, struct param_roles *out)
+{
+    const struct unit *u = &b->units[unit];
+
+    if (u->kind == UNIT_LAYER) {
+        const struct layer_cost *lc = u->moe ? &b->layer_moe : &b->layer;
+        assign_roles(b->s, u->params, lc->linear_params[PART_ATTN] + lc->linear_params[PART_MLP],
+                     lc->lora_params[PART_ATTN] + lc->lora_params[PART_MLP], u->expert_params, out);
+    } else {
+        /* Embedding and head: never quantized, never adapted (QLoRA keeps them 16-bit). */
+        assign_roles(b->s, u->params, 0, 0, 0, out);
+    }
+}
+
+double memory_unit_trainable(const struct build *b, int unit)
+{
+    struct param_roles r;
+
+    memory_unit_roles(b, unit, &r);
+    return r.trainable;
+}
+
+static void add_roles(struct param_roles *acc, const struct param_roles *r, double times)
+{
+    acc->trainable += times * r->trainable;
+    acc->frozen += times * r->frozen;
+    acc->frozen_quant += times * r->frozen_quant;
+    acc->expert += times * r->expert;
+}
+
+void memory_build_roles(const struct build *b, struct param_roles *out)
+{
+    struct param_roles r;
+    int i;
+
+    memset(out, 0, sizeof(*out));
+    for (i = 0; i < b->nunits; i++) {
+        memory_unit_roles(b, i, &r);
+        add_roles(out, &r, 1);
+    }
+}
+
+void memory_model_roles(const struct scenario *s, struct param_roles *out)
+{
+    const struct model *m = &s->model;
+    struct param_roles r;
+    int i;
+
+    memset(out, 0, sizeof(*out));
+    for (i = 0; i < m->layers; i++) {
+        bool moe = workload_is_moe(m, i);
+        double expert = moe ? (m->act == ACT_SWIGLU ? 3.0 : 2.0) * m->hidden * m->moe.ffn_hidden *
+                                  m->moe.experts
+                            : 0;
+        assign_roles(s, workload_params_layer(m, moe), workload_linear_params_layer(m, moe),
+                     workload_lora_params_layer(s, moe), expert, &r);
+        add_roles(out, &r, 1);
+    }
+    assign_roles(s, workload_params_embedding(m) + workload_params_head(m), 0, 0, 0, &r);
+    add_roles(out, &r, 1);
+}
+
+/* ---- bytes by category ------------------------------------------------------------------ */
+
+/* The divisor of expert parameters for a category sharded `d` ways: the EDP group is N / ep. */
+static double expert_div(const struct scenario *s, double d)
+{
+    double e = d / s->par.ep;
+
+    return d <= 1 ? 1 : (e < 1 ? 1 : e);
+}
+
+/* `bytes` divided `d` ways (INFINITY: none on this GPU), expert parameters by the EDP share. */
+static double divide(const struct scenario *s, const struct param_roles *r, double bytes, double d)
+{
+    double total = r->trainable + r->frozen + r->frozen_quant;
+    double ef = total > 0 ? r->expert / total : 0;
+
+    if (isinf(d) || bytes <= 0)
+        return 0;
+    if (d < 1)
+        d = 1;
+    return bytes * ((1 - ef) / d + ef / expert_div(s, d));
+}
+
+/* Unsharded bytes of each model-state category (MC_PARAMS .. MC_OPTIM) for parameters `r`. */
+static void raw_states(const struct scenario *s, const struct param_roles *r,
+                       const struct state_bytes *sb, double raw[MC_COUNT])
+{
+    int i;
+
+    for (i = 0; i < MC_COUNT; i++)
+        raw[i] = 0;
+    raw[MC_PARAMS] = r->trainable * sb->params + r->frozen * memory_frozen_bytes(s, false) +
+                     r->frozen_quant * memory_frozen_bytes(s, true);
+    raw[MC_MASTER] = r->trainable * sb->master;
+    raw[MC_GRADS] = r->trainable * sb->grads;
+    raw[MC_OPTIM] = r->trainable * sb->optim;
+}
+
+static void states(const struct scenario *s, const struct param_roles *r,
+                   const struct state_bytes *sb, const struct shard_factors *f,
+                   double out[MC_COUNT])
+{
+    double raw[MC_COUNT];
+
+    raw_states(s, r, sb, raw);
+    out[MC_PARAMS] = divide(s, r, raw[MC_PARAMS], f->params);
+    out[MC_MASTER] = divide(s, r, raw[MC_MASTER], f->master);
+    out[MC_GRADS] = divide(s, r, raw[MC_GRADS], f->grads);
+    out[MC_OPTIM] = divide(s, r, raw[MC_OPTIM], f->optim);
+}
+
+void memory_model_states(const struct scenario *s, const struct param_roles *r,
+                         const struct shard_factors *f, double out[MC_COUNT])
+{
+    struct state_bytes sb;
+    int i;
+
+    for (i = 0; i < MC_COUNT; i++)
+        out[i] = 0;
+    memory_state_bytes(s, &sb);
+    states(s, r, &sb, f, out);
+}
+
+double memory_host_bytes(const struct scenario *s, const struct param_roles *r)
+{
+    struct state_bytes sb;
+    struct shard_factors f;
+    struct placement h;
+    double raw[MC_COUNT];
+
+    memory_state_bytes(s, &sb);
+    raw_states(s, r, &sb, raw);
+    sharded_factors(s, &f);
+    host_placement(s, &h);
+    return (h.params ? divide(s, r, raw[MC_PARAMS], f.params) : 0) +
+           (h.master ? divide(s, r, raw[MC_MASTER], f.master) : 0) +
+           (h.grads ? divide(s, r, raw[MC_GRADS], f.grads) : 0) +
+           (h.optim ? divide(s, r, raw[MC_OPTIM], f.optim) : 0);
+}
+
+/* ---- emission ----------------------------------------------------------------------------- */
 
 void memory_emit_static(struct build *b, int cat, double bytes, const char *label)
 {
@@ -60,11 +319,75 @@ void memory_emit_static(struct build *b, int cat, double bytes, const char *labe
     task_mem_start(&p->tasks[t], cat, bytes_i64(bytes));
 }
 
+static void emit_categories(struct build *b, const double bytes[MC_COUNT])
+{
+    const char *params = "parameters";
+
+    if (b->s->train.finetune == FT_LORA)
+        params = "parameters (frozen base + LoRA adapters)";
+    else if (b->s->train.finetune == FT_QLORA)
+        params = "parameters (NF4 base + LoRA adapters)";
+    memory_emit_static(b, MC_PARAMS, bytes[MC_PARAMS], params);
+    memory_emit_static(b, MC_MASTER, bytes[MC_MASTER], "fp32 master weights");
+    memory_emit_static(b, MC_GRADS, bytes[MC_GRADS], "gradients");
+    memory_emit_static(b, MC_OPTIM, bytes[MC_OPTIM], "optimizer states");
+}
+
+/* The caller's divisors, with what offload or a paged optimizer keeps on the host removed. */
+static void on_device(const struct scenario *s, const struct shard_factors *f,
+                      struct shard_factors *out)
+{
+    struct placement h;
+
+    host_placement(s, &h);
+    *out = *f;
+    if (h.params)
+        out->params = INFINITY;
+    if (h.master)
+        out->master = INFINITY;
+    if (h.grads)
+        out->grads = INFINITY;
+    if (h.optim)
+        out->optim = INFINITY;
+}
+
+void memory_emit_model_states(struct build *b, const struct shard_factors *f)
+{
+    struct param_roles r;
+    struct shard_factors d;
+    double bytes[MC_COUNT];
+
+    on_device(b->s, f, &d);
+    memory_build_roles(b, &r);
+    memory_model_states(b->s, &r, &d, bytes);
+    emit_categories(b, bytes);
+}
+
 void memory_emit_states(struct build *b, double params, const struct state_bytes *sb,
                         const struct shard_factors *f)
 {
-    memory_emit_static(b, MC_PARAMS, params * sb->params / f->params, "parameters");
-    memory_emit_static(b, MC_MASTER, params * sb->master / f->master, "fp32 master weights");
-    memory_emit_static(b, MC_GRADS, params * sb->grads / f->grads, "gradients");
-    memory_emit_static(b, MC_OPTIM, params * sb->optim / f->optim, "optimizer states");
+    struct param_roles r;
+    struct shard_factors d;
+    double bytes[MC_COUNT] = { 0 }, base, scale;
+
+    memory_build_roles(b, &r);
+    base = b->s->train.finetune == FT_FULL ? r.trainable : r.frozen + r.frozen_quant;
+    scale = base > 0 ? params / base : 0;
+    r.trainable *= scale;
+    r.frozen *= scale;
+    r.frozen_quant *= scale;
+    r.expert *= scale;
+    on_device(b->s, f, &d);
+    states(b->s, &r, sb, &d, bytes);
+    emit_categories(b, bytes);
+}
+
+double memory_ddp_bucket_bytes(const struct scenario *s, double grad_bytes)
+{
+    bool megatron = s->par.framework == FW_MEGATRON ||
+                    (s->par.framework == FW_AUTO && (s->par.tp > 1 || s->par.pp > 1));
+
+    if (megatron || (double)s->par.dp * s->par.cp <= 1)
+        return 0;
+    return grad_bytes;
 }

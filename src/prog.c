@@ -44,6 +44,8 @@ void prog_dep(struct prog *p, int t, int dep)
     p->nedges++;
 }
 
+static int label_intern(struct prog *p, const char *fmt, int arg);
+
 static size_t label_slot(const struct prog *p, const char *fmt, int arg)
 {
     uint64_t h = (uint64_t)(uintptr_t)fmt * 0x9E3779B97F4A7C15ull ^ (uint64_t)(uint32_t)arg;
@@ -58,6 +60,23 @@ static size_t label_slot(const struct prog *p, const char *fmt, int arg)
 }
 
 int prog_label(struct prog *p, const char *fmt, int arg)
+{
+    size_t c = (size_t)((((uintptr_t)fmt * 0x9E3779B97F4A7C15ull) >> 40) ^
+                        (uint64_t)(unsigned)arg * 0x85EBCA6Bu) &
+               (PROG_LCACHE - 1);
+    int id;
+
+    /* builders ask for the same few labels over and over: a direct-mapped cache first */
+    if (p->lcache[c].fmt == fmt && p->lcache[c].arg == arg)
+        return p->lcache[c].id;
+    id = label_intern(p, fmt, arg);
+    p->lcache[c].fmt = fmt;
+    p->lcache[c].arg = arg;
+    p->lcache[c].id = id;
+    return id;
+}
+
+static int label_intern(struct prog *p, const char *fmt, int arg)
 {
     size_t i;
 

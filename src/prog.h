@@ -116,6 +116,8 @@ struct task {
     int64_t mem1; /* bytes allocated (> 0) or freed (< 0) when the task ends */
 };
 
+#define PROG_LCACHE 256 /* entries of the label cache, a power of two */
+
 struct prog {
     char role[48]; /* e.g. "stage 0" */
     struct task *tasks;
@@ -138,6 +140,10 @@ struct prog {
     size_t cap_labels;
     int *label_hash; /* open addressing over labels, -1 = empty */
     size_t label_hash_cap;
+    struct prog_lcache { /* recently interned labels, direct-mapped */
+        const char *fmt;
+        int arg, id;
+    } lcache[PROG_LCACHE];
     int sealed;
     int64_t mem_static; /* bytes allocated at time zero (for reports) */
 };

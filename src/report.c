@@ -8,6 +8,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "estimate.h"
+#include "strategy/dp.h"
 #include "workload.h"
 
 static void fmt_bytes(double b, char *buf, size_t n)
@@ -151,6 +153,36 @@ static void throughput_section(FILE *f, const struct run *r)
             100 * r->mfu);
 }
 
+/* Time to train `training.tokens`, its cost and energy (estimate.h train_totals()). */
+static void totals_section(FILE *f, const struct run *r)
+{
+    struct train_totals t;
+    char tok[32], cost[32], energy[32];
+
+    train_totals(r->s, r->step_s, &t);
+    if (!t.have_tokens)
+        return;
+    fmt_count(t.tokens, tok, sizeof(tok));
+    fprintf(f, "\nTime to train  %s tokens: %.0f steps, ", tok, ceil(t.steps));
+    if (t.seconds >= 2 * 86400.0)
+        fprintf(f, "%.1f days", t.seconds / 86400.0);
+    else
+        fprintf(f, "%.1f hours", t.seconds / 3600.0);
+    fprintf(f, " on %d GPU%s, %.0f GPU-hours\n", r->s->gpus, r->s->gpus == 1 ? "" : "s",
+            t.gpu_hours);
+    if (t.have_price) {
+        totals_fmt_cost(&t, cost, sizeof(cost));
+        fprintf(f, "  cost     %s at $%.2f per GPU-hour\n", cost, r->s->train.price_gpu_hour);
+    }
+    if (t.have_power) {
+        totals_fmt_energy(&t, energy, sizeof(energy));
+        fprintf(f,
+                "  energy   %s at %.0f W per GPU (GPU boards only: not hosts, network, "
+                "cooling)\n",
+                energy, r->s->hw.gpu.power_W);
+    }
+}
+
 static void comm_section(FILE *f, const struct run *r)
 {
     const struct sim_result *sr = &r->sim;
@@ -181,6 +213,61 @@ static void comm_section(FILE *f, const struct run *r)
                 n->algo == ALGO_AUTO ? "p2p" : algo_name((enum coll_algo)n->algo),
                 proto_name((enum coll_proto)n->proto), n->path ? n->path : "?", t, n->count);
         shown++;
+    }
+}
+
+/* ---- data-parallel traffic (strategy/dp.h) ------------------------------------------------ */
+
+void report_dp_traffic(const struct run *r, struct report_dp *out)
+{
+    int i, n = r->sim.nranks;
+
+    memset(out, 0, sizeof(*out));
+    for (i = 0; i < n; i++) {
+        const struct rank_result *rr = &r->sim.ranks[i];
+        struct dp_traffic t;
+        dp_traffic(r->s, rr->prog, &t);
+        out->volume_bytes += t.volume_bytes / n;
+        out->psi_bytes += t.psi_bytes / n;
+        out->collectives += (double)t.collectives / n;
+        out->h2d_bytes += t.h2d_bytes / n;
+        out->d2h_bytes += t.d2h_bytes / n;
+        out->link_bytes += dp_link_bytes(rr->comm_bytes) / n;
+        out->nic_bytes += dp_nic_bytes(&r->lay, rr->rank, rr->comm_bytes) / n;
+        out->exposed_s += (double)rr->bucket[TC_COMM_DP] / NS_PER_S / n;
+        out->offload_s += (double)rr->bucket[TC_OFFLOAD] / NS_PER_S / n;
+    }
+}
+
+static void dp_section(FILE *f, const struct run *r)
+{
+    struct report_dp d;
+    char vol[32], psi[32], link[32], nic[32], t[32], h2d[32], d2h[32];
+    int micro = r->s->train.global_batch / (r->s->train.micro_batch * r->s->par.dp);
+
+    report_dp_traffic(r, &d);
+    if (d.collectives <= 0 && d.h2d_bytes + d.d2h_bytes <= 0)
+        return;
+    fmt_bytes(d.volume_bytes, vol, sizeof(vol));
+    fmt_bytes(d.psi_bytes, psi, sizeof(psi));
+    fmt_bytes(d.link_bytes, link, sizeof(link));
+    fmt_bytes(d.nic_bytes, nic, sizeof(nic));
+    report_fmt_time(d.exposed_s, t, sizeof(t));
+    fprintf(f, "\nData-parallel traffic per GPU per step (%s, %d micro-batch%s)\n",
+            sharding_name(r->s->par.sharding), micro, micro == 1 ? "" : "es");
+    if (d.collectives > 0) {
+        fprintf(f,
+                "  volume    %10s = %.2f Psi (Psi = %s of 16-bit parameters; ZeRO §7: DDP 2, "
+                "ZeRO-3 3)\n",
+                vol, d.psi_bytes > 0 ? d.volume_bytes / d.psi_bytes : 0, psi);
+        fprintf(f, "  on links  %10s, of which over NICs %s; exposed %s\n", link, nic, t);
+    }
+    if (d.h2d_bytes + d.d2h_bytes > 0) {
+        fmt_bytes(d.h2d_bytes, h2d, sizeof(h2d));
+        fmt_bytes(d.d2h_bytes, d2h, sizeof(d2h));
+        report_fmt_time(d.offload_s, t, sizeof(t));
+        fprintf(f, "  offload   PCIe %s to GPU, %s to host; exposed (with CPU optimizer) %s\n", h2d,
+                d2h, t);
     }
 }
 
@@ -240,7 +327,9 @@ void report_text(FILE *f, const struct run *r)
     config_section(f, s);
     time_section(f, r);
     throughput_section(f, r);
+    totals_section(f, r);
     comm_section(f, r);
+    dp_section(f, r);
     memory_section(f, r);
     stage_section(f, r);
 }

@@ -23,6 +23,20 @@ void report_text(FILE *f, const struct run *r);
 void report_breakdown(const struct run *r, double out[TC_COUNT]);
 void report_fmt_time(double seconds, char *buf, size_t n);
 
+/* Data-parallel traffic per GPU per step, averaged over the simulated ranks (report.c). */
+struct report_dp {
+    double volume_bytes; /* collective sizes, all-reduce twice (ZeRO §7 counting), bytes */
+    double psi_bytes;    /* Ψ: the rank's model replica in 16 bits, bytes */
+    double link_bytes;   /* bus bytes over the bottleneck links (NVLink, PCIe or network) */
+    double nic_bytes;    /* of which over the network (groups spanning nodes), bytes */
+    double exposed_s;    /* exposed data-parallel communication, s */
+    double h2d_bytes;    /* offload copies to the GPU, bytes */
+    double d2h_bytes;    /* offload copies to the host, bytes */
+    double offload_s;    /* exposed offload time (PCIe copies, CPU optimizer), s */
+    double collectives;  /* data-parallel collectives */
+};
+void report_dp_traffic(const struct run *r, struct report_dp *out);
+
 /* Write the JSON result to path ("-" = stdout). Returns 0 or -1 (errno set). */
 int report_json(const char *path, const struct run *r);
 

@@ -37,14 +37,20 @@ struct comm {
     int qcap;
     int64_t qmax; /* highest seq seen + 1 */
     int active;
-    struct coll_cost cost; /* of the active instance */
-    int flow;              /* sim flow index while transferring, else -1 */
+    struct coll_cost cost;           /* of the active instance */
+    double sm_frac;                  /* SM share its kernel holds on each member */
+    const struct cost_ent *memo_tab; /* the cost cache when memo_ent was looked up */
+    size_t memo_ent;                 /* index of its last cost entry */
+    int memo_op;                     /* operation and bytes of that entry */
+    double memo_bytes;
+    int flow; /* sim flow index while transferring, else -1 */
 };
 
 struct sflow {
     int comm;       /* communicator, or -1 for a copy */
     int rank, task; /* for copies */
-    int fid;        /* id in the flow_net */
+    double cap;     /* rate in isolation, bytes/s */
+    uint32_t mark;  /* component search stamp */
     int nres, res[2 * 4];
     int *res_many;    /* when more than 8 resources */
     double remaining; /* bus bytes left */
@@ -56,8 +62,8 @@ struct sflow {
 
 struct srank {
     const struct prog *prog;
-    int32_t *wait;        /* remaining predecessors per task */
     int32_t *stream_list; /* task indices grouped by stream (shared per program) */
+    const int32_t *pos;   /* per task: its index in stream_list (shared per program) */
     const int32_t *stream_off;
     int32_t head[ST_COUNT];
     int8_t running[ST_COUNT];
@@ -69,11 +75,19 @@ struct srank {
     sim_time last;               /* last accounting time */
     sim_time start_of[ST_COUNT]; /* start time of the running task per stream */
     int res[TIER_COUNT + 2];     /* link resources: tiers, then PCIe h2d and d2h */
+    /* the running compute-stream kernel, slowed while collectives hold SMs */
+    int cmp_task;     /* task index, or -1 */
+    double cmp_left;  /* work left, ns at full speed */
+    double cmp_rate;  /* progress per ns, (0, 1] */
+    sim_time cmp_t;   /* when cmp_left was last updated */
+    uint32_t cmp_gen; /* generation of its completion event */
+    double sm_busy;   /* fraction of SMs held by active collectives */
 };
 
 struct stream_index {
     const struct prog *prog;
     int32_t *list;
+    int32_t *pos; /* per task: index of the task in list */
     int32_t off[ST_COUNT + 1];
 };
 
@@ -85,6 +99,7 @@ struct cost_key {
 struct cost_ent {
     struct cost_key k;
     struct coll_cost c;
+    double sm_frac; /* fraction of the GPU's SMs its NCCL kernel holds */
     int used;
     int note[COMM_KIND_COUNT]; /* index into result->notes per communicator kind, -1 = none */
 };
@@ -100,9 +115,19 @@ struct sim {
     struct comm *comms;
     int ncomms;
     size_t cap_comms;
-    struct flow_net *net;
-    double *res_cap; /* capacity per link resource */
-    int *res_users;  /* active flows per link resource */
+    struct flow_net *net; /* every resource as a link; only a component's flows while solving */
+    double *res_cap;      /* capacity per link resource */
+    int *res_users;       /* active flows per link resource */
+    struct rflows {       /* active flows crossing a resource */
+        int *f;
+        int n, cap;
+    } * res_flows;
+    int *comp, *seeds, *fids; /* scratch: a component's flows, search seeds, net flow ids */
+    size_t cap_comp, cap_seeds, cap_fids;
+    int *pending; /* flows whose component must be re-solved before time moves on */
+    int npending;
+    size_t cap_pending;
+    uint32_t stamp;
     int nres;
     struct sflow *flows;
     int nflows;
@@ -174,6 +199,7 @@ static const struct stream_index *stream_index_of(struct sim *sm, const struct p
     si = &sm->sidx[sm->nsidx++];
     si->prog = p;
     si->list = xmalloc(sizeof(int32_t) * (size_t)(p->ntasks ? p->ntasks : 1));
+    si->pos = xmalloc(sizeof(int32_t) * (size_t)(p->ntasks ? p->ntasks : 1));
     for (i = 0; i < p->ntasks; i++)
         n[p->tasks[i].stream]++;
     si->off[0] = 0;
@@ -182,6 +208,7 @@ static const struct stream_index *stream_index_of(struct sim *sm, const struct p
     memset(n, 0, sizeof(n));
     for (i = 0; i < p->ntasks; i++) {
         int st = p->tasks[i].stream;
+        si->pos[i] = si->off[st] + n[st];
         si->list[si->off[st] + n[st]++] = i;
     }
     return si;
@@ -297,14 +324,16 @@ static void setup_resources(struct sim *sm)
     const struct hardware *hw = &sm->sc->hw;
     int ri, t;
 
-    sm->net = flow_new();
     sm->nres = sm->nr * (TIER_COUNT + 2);
     sm->res_cap = xcalloc((size_t)sm->nres, sizeof(double));
     sm->res_users = xcalloc((size_t)sm->nres, sizeof(int));
+    sm->res_flows = xcalloc((size_t)sm->nres, sizeof(*sm->res_flows));
+    sm->net = flow_new();
     for (ri = 0; ri < sm->nr; ri++) {
         for (t = 0; t < TIER_COUNT + 2; t++) {
             double cap = t < TIER_COUNT ? coll_tier_bw(hw, (enum link_tier)t) : hw->pcie.bw_Bps;
             int id = flow_link_add(sm->net, cap > 0 ? cap : 1e9);
+            assert(id == ri * (TIER_COUNT + 2) + t);
             sm->r[ri].res[t] = id;
             sm->res_cap[id] = cap > 0 ? cap : 1e9;
         }
@@ -352,10 +381,9 @@ static int setup(struct sim *sm, struct prog *const *prog_of_stage)
         si = stream_index_of(sm, r->prog);
         r->stream_list = si->list;
         r->stream_off = si->off;
-        r->wait = xmalloc(sizeof(int32_t) * (size_t)(r->prog->ntasks ? r->prog->ntasks : 1));
-        for (i = 0; i < r->prog->ntasks; i++)
-            r->wait[i] = r->prog->tasks[i].npred;
+        r->pos = si->pos;
         r->compute_tcat = -1;
+        r->cmp_task = -1;
         for (i = 0; i < ST_COUNT; i++)
             r->head[i] = si->off[i];
     }
@@ -475,7 +503,68 @@ static void trace_task(struct sim *sm, int ri, int task, sim_time t0)
 static void ev_task_done(struct engine *e, void *ctx, int64_t data);
 static void arrive(struct sim *sm, int ri, int ti);
 static void flow_start(struct sim *sm, int comm, int ri, int ti, double bytes, double cap,
-                       const int *res, int nres);
+                       const int *res, int nres, sim_time delay);
+
+/*
+ * SM contention. An NCCL kernel runs one thread block per channel (NCCL
+ * src/enqueue.cc: the launch grid is the channel count), so while a
+ * collective is active on a rank its blocks hold that share of the SMs and a
+ * kernel on the compute stream progresses at the rest (at least a quarter).
+ * The straggler multiplier applies on top.
+ */
+static double compute_rate(const struct sim *sm, int ri)
+{
+    double free_sm = 1.0 - sm->r[ri].sm_busy;
+
+    if (free_sm < 0.25)
+        free_sm = 0.25;
+    return free_sm / sm->res->ranks[ri].slowdown;
+}
+
+static void ev_compute_done(struct engine *e, void *ctx, int64_t data);
+
+static void compute_schedule(struct sim *sm, int ri)
+{
+    struct srank *r = &sm->r[ri];
+    sim_time dt = (sim_time)ceil(r->cmp_left / r->cmp_rate - 1e-6);
+
+    r->cmp_gen++;
+    engine_after(&sm->eng, dt > 0 ? dt : 0, ev_compute_done, sm,
+                 ((int64_t)ri << 32) | (int64_t)r->cmp_gen);
+}
+
+static void compute_start(struct sim *sm, int ri, int ti)
+{
+    struct srank *r = &sm->r[ri];
+
+    r->cmp_task = ti;
+    r->cmp_left = (double)r->prog->tasks[ti].dur;
+    r->cmp_rate = compute_rate(sm, ri);
+    r->cmp_t = sm->eng.now;
+    compute_schedule(sm, ri);
+}
+
+/* The SMs held by collectives on rank ri changed by `delta`: re-rate its kernel. */
+static void sm_change(struct sim *sm, int ri, double delta)
+{
+    struct srank *r = &sm->r[ri];
+    double rate;
+
+    r->sm_busy += delta;
+    if (r->sm_busy < 1e-9)
+        r->sm_busy = 0;
+    if (r->cmp_task < 0)
+        return;
+    rate = compute_rate(sm, ri);
+    if (!(rate < r->cmp_rate || rate > r->cmp_rate))
+        return;
+    r->cmp_left -= (double)(sm->eng.now - r->cmp_t) * r->cmp_rate;
+    if (r->cmp_left < 0)
+        r->cmp_left = 0;
+    r->cmp_t = sm->eng.now;
+    r->cmp_rate = rate;
+    compute_schedule(sm, ri);
+}
 
 static void push_complete(struct sim *sm, int ri, int ti)
 {
@@ -497,6 +586,11 @@ static void start(struct sim *sm, int ri, int ti)
     case TASK_COMPUTE:
     case TASK_HOST:
         account(sm, ri);
+        if (t->stream == ST_COMPUTE && t->kind == TASK_COMPUTE) {
+            r->compute_tcat = t->tcat;
+            compute_start(sm, ri, ti);
+            break;
+        }
         if (t->stream == ST_COMPUTE)
             r->compute_tcat = t->tcat;
         else
@@ -511,7 +605,7 @@ static void start(struct sim *sm, int ri, int ti)
         int res = r->res[t->stream == ST_D2H ? TIER_COUNT + 1 : TIER_COUNT];
         account(sm, ri);
         r->inflight[t->tcat]++;
-        flow_start(sm, -1, ri, ti, t->bytes, sm->sc->hw.pcie.bw_Bps, &res, 1);
+        flow_start(sm, -1, ri, ti, t->bytes, sm->sc->hw.pcie.bw_Bps, &res, 1, 0);
         break;
     }
     case TASK_COLL:
@@ -525,6 +619,27 @@ static void start(struct sim *sm, int ri, int ti)
     }
 }
 
+/*
+ * Are all of task ti's dependencies done? Tasks leave the head of their
+ * stream exactly when they complete, in stream order, so a predecessor is
+ * done when its stream's head has passed it: no per-rank counters (the state
+ * of a rank is its stream heads, which keeps --ranks all small and cached).
+ */
+static bool ready(const struct srank *r, int ti)
+{
+    const struct prog *p = r->prog;
+    const struct task *t = &p->tasks[ti];
+    const int32_t *pred = p->preds + t->pred0;
+    int i;
+
+    for (i = 0; i < t->npred; i++) {
+        int d = pred[i];
+        if (r->head[p->tasks[d].stream] <= r->pos[d])
+            return false;
+    }
+    return true;
+}
+
 static void try_start(struct sim *sm, int ri, int st)
 {
     struct srank *r = &sm->r[ri];
@@ -534,7 +649,7 @@ static void try_start(struct sim *sm, int ri, int st)
     if (r->running[st] || pos >= r->stream_off[st + 1])
         return;
     ti = r->stream_list[pos];
-    if (r->wait[ti] > 0)
+    if (!ready(r, ti))
         return;
     start(sm, ri, ti);
 }
@@ -562,9 +677,7 @@ static void complete(struct sim *sm, int ri, int ti)
     r->head[t->stream]++;
     rr->end = sm->eng.now;
     for (i = 0; i < t->nsucc; i++) {
-        int s = succ[i];
-        if (--r->wait[s] == 0)
-            try_start(sm, ri, r->prog->tasks[s].stream);
+        try_start(sm, ri, r->prog->tasks[succ[i]].stream);
     }
     try_start(sm, ri, t->stream);
 }
@@ -583,6 +696,21 @@ static void ev_task_done(struct engine *e, void *ctx, int64_t data)
 
     (void)e;
     complete(sm, (int)(data >> 32), (int)(data & 0xffffffff));
+    drain(sm);
+}
+
+static void ev_compute_done(struct engine *e, void *ctx, int64_t data)
+{
+    struct sim *sm = ctx;
+    int ri = (int)(data >> 32), ti;
+    struct srank *r = &sm->r[ri];
+
+    (void)e;
+    if ((uint32_t)(data & 0xffffffff) != r->cmp_gen || r->cmp_task < 0)
+        return; /* superseded by a rate change */
+    ti = r->cmp_task;
+    r->cmp_task = -1;
+    complete(sm, ri, ti);
     drain(sm);
 }
 
@@ -611,8 +739,8 @@ static struct inst *inst_at(struct comm *c, int64_t seq)
         q = xcalloc((size_t)ncap, sizeof(*q));
         qt = xcalloc((size_t)ncap * (size_t)nsim, sizeof(int32_t));
         for (s = c->qbase; s < c->qbase + c->qcap; s++) {
-            q[s % ncap] = c->q[s % c->qcap];
-            memcpy(qt + (s % ncap) * nsim, c->qtask + (s % c->qcap) * nsim,
+            q[s & (ncap - 1)] = c->q[s & (c->qcap - 1)];
+            memcpy(qt + (s & (ncap - 1)) * nsim, c->qtask + (s & (c->qcap - 1)) * nsim,
                    sizeof(int32_t) * (size_t)nsim);
         }
         free(c->q);
@@ -621,7 +749,7 @@ static struct inst *inst_at(struct comm *c, int64_t seq)
         c->qtask = qt;
         c->qcap = ncap;
     }
-    return &c->q[seq % c->qcap];
+    return &c->q[seq & (c->qcap - 1)]; /* qcap is a power of two */
 }
 
 static uint64_t cost_hash(const struct cost_key *k)
@@ -641,12 +769,40 @@ static struct cost_ent *cost_slot(struct cost_ent *tab, size_t cap, const struct
     return &tab[i];
 }
 
+/*
+ * Share of the SMs an operation's kernel holds: its channel count (one block
+ * each) over the SM count. Collectives use the channels of the graph NCCL
+ * picked; send/recv NCCL_NCHANNELS_PER_NET_PEER's default of 2 (NCCL env docs).
+ */
+static double sm_fraction(const struct hardware *hw, const struct comm_group *g, int op,
+                          const struct coll_cost *c)
+{
+    struct nccl_model m;
+    int ch;
+
+    if (g->nranks <= 1 || hw->gpu.sm_count <= 0 || c->bus_bytes <= 0)
+        return 0;
+    if (op == COLL_SEND_RECV) {
+        ch = 2;
+    } else {
+        nccl_model_init(hw, g, op == COLL_ALL_TO_ALL ? COLL_ALL_GATHER : (enum coll_op)op, 0, &m);
+        ch = c->algo == ALGO_TREE                                ? m.tree.nchannels
+             : c->algo == ALGO_NVLS || c->algo == ALGO_NVLS_TREE ? m.nvls.nchannels
+                                                                 : m.ring.nchannels;
+    }
+    return ch > 0 ? MIN(1.0, (double)ch / hw->gpu.sm_count) : 0;
+}
+
 /* The collective model's cost, cached by group shape, operation and size. */
-static struct cost_ent *estimate(struct sim *sm, const struct comm *c, int op, double bytes)
+static struct cost_ent *estimate(struct sim *sm, struct comm *c, int op, double bytes)
 {
     struct cost_key k;
     struct cost_ent *ent;
 
+    /* a communicator mostly repeats its last operation */
+    if (c->memo_tab && c->memo_tab == sm->cache && c->memo_op == op &&
+        !(c->memo_bytes < bytes || c->memo_bytes > bytes))
+        return &sm->cache[c->memo_ent];
     memset(&k, 0, sizeof(k));
     k.nranks = c->g.nranks;
     k.nnodes = c->g.nnodes;
@@ -673,8 +829,13 @@ static struct cost_ent *estimate(struct sim *sm, const struct comm *c, int op, d
         for (i = 0; i < COMM_KIND_COUNT; i++)
             ent->note[i] = -1;
         coll_estimate(&sm->sc->hw, &sm->sc->nccl, &c->g, (enum coll_op)op, bytes, &ent->c);
+        ent->sm_frac = sm_fraction(&sm->sc->hw, &c->g, op, &ent->c);
         sm->cache_n++;
     }
+    c->memo_tab = sm->cache;
+    c->memo_ent = (size_t)(ent - sm->cache);
+    c->memo_op = op;
+    c->memo_bytes = bytes;
     return ent;
 }
 
@@ -708,6 +869,7 @@ static void note_coll(struct sim *sm, const struct comm *c, const struct inst *i
 
 static void ev_coll_transfer(struct engine *e, void *ctx, int64_t data);
 static void coll_finish(struct sim *sm, int ci);
+static void coll_transfer(struct sim *sm, int ci, sim_time delay);
 
 static void coll_begin(struct sim *sm, int ci)
 {
@@ -719,41 +881,55 @@ static void coll_begin(struct sim *sm, int ci)
     c->active = 1;
     ent = estimate(sm, c, in->op, in->bytes);
     c->cost = ent->c;
+    c->sm_frac = ent->sm_frac;
     note_coll(sm, c, in, ent);
     for (i = 0; i < c->nsim; i++) {
         int ri = c->members[i];
         struct srank *r = &sm->r[ri];
-        int ti = c->qtask[(c->qbase % c->qcap) * c->nsim + i];
+        int ti = c->qtask[(c->qbase & (c->qcap - 1)) * c->nsim + i];
         account(sm, ri);
         r->inflight[in->tcat]++;
         r->start_of[r->prog->tasks[ti].stream] = sm->eng.now;
+        if (c->sm_frac > 0)
+            sm_change(sm, ri, c->sm_frac);
         sm->res->ranks[ri].comm_bytes[c->kind] += c->cost.bus_bytes;
         sm->res->ranks[ri].tier_bytes[c->cost.tier] += c->cost.bus_bytes;
     }
-    engine_after(&sm->eng, c->cost.latency, ev_coll_transfer, sm, ci);
+    if (c->cost.bus_bytes <= 0 || c->cost.bus_bw_Bps <= 0)
+        engine_after(&sm->eng, c->cost.latency, ev_coll_transfer, sm, ci);
+    else
+        coll_transfer(sm, ci, c->cost.latency);
 }
 
+/* An operation without payload ends after its latency. */
 static void ev_coll_transfer(struct engine *e, void *ctx, int64_t data)
 {
     struct sim *sm = ctx;
-    struct comm *c = &sm->comms[data];
+
+    (void)e;
+    coll_finish(sm, (int)data);
+    drain(sm);
+}
+
+/*
+ * The operation's bytes as one flow over its members' links of the
+ * bottleneck tier, starting after the latency (`delay`): the flow holds its
+ * links from now, which saves an event per operation; its bytes start to move
+ * at now + delay.
+ */
+static void coll_transfer(struct sim *sm, int ci, sim_time delay)
+{
+    struct comm *c = &sm->comms[ci];
     int res[64], nres = 0, i;
     int *many = NULL;
 
-    (void)e;
-    if (c->cost.bus_bytes <= 0 || c->cost.bus_bw_Bps <= 0) {
-        coll_finish(sm, (int)data);
-        drain(sm);
-        return;
-    }
     if (c->nsim > (int)ARRAY_LEN(res))
         many = xmalloc(sizeof(int) * (size_t)c->nsim);
     for (i = 0; i < c->nsim; i++)
         (many ? many : res)[nres++] = sm->r[c->members[i]].res[c->cost.tier];
-    flow_start(sm, (int)data, -1, -1, c->cost.bus_bytes, c->cost.bus_bw_Bps, many ? many : res,
-               nres);
+    flow_start(sm, ci, -1, -1, c->cost.bus_bytes, c->cost.bus_bw_Bps, many ? many : res, nres,
+               delay);
     free(many);
-    drain(sm);
 }
 
 static void coll_finish(struct sim *sm, int ci)
@@ -764,9 +940,11 @@ static void coll_finish(struct sim *sm, int ci)
 
     for (i = 0; i < c->nsim; i++) {
         int ri = c->members[i];
-        int ti = c->qtask[(c->qbase % c->qcap) * c->nsim + i];
+        int ti = c->qtask[(c->qbase & (c->qcap - 1)) * c->nsim + i];
         account(sm, ri);
         sm->r[ri].inflight[in->tcat]--;
+        if (c->sm_frac > 0)
+            sm_change(sm, ri, -c->sm_frac);
         complete(sm, ri, ti);
     }
     memset(in, 0, sizeof(*in));
@@ -798,7 +976,7 @@ static void arrive(struct sim *sm, int ri, int ti)
         if (t->bytes > in->bytes)
             in->bytes = t->bytes;
     }
-    c->qtask[(seq % c->qcap) * c->nsim + r->midx[slot]] = ti;
+    c->qtask[(seq & (c->qcap - 1)) * c->nsim + r->midx[slot]] = ti;
     in->arrived++;
     if (seq + 1 > c->qmax)
         c->qmax = seq + 1;
@@ -818,33 +996,135 @@ static const int *flow_res(const struct sflow *f)
 static void flow_schedule(struct sim *sm, int fi)
 {
     struct sflow *f = &sm->flows[fi];
-    sim_time dt = ns_from_s(f->remaining / f->rate);
+    sim_time wait = f->last > sm->eng.now ? f->last - sm->eng.now : 0;
+    sim_time dt = wait + ns_from_s(f->remaining / f->rate);
 
     f->gen++;
     engine_after(&sm->eng, dt, ev_flow_done, sm, ((int64_t)f->gen << 32) | fi);
 }
 
-/* Re-solve the network after a change and reschedule flows whose rate moved. */
-static void flows_resolve(struct sim *sm)
+/* A flow's rate changes: account for what it moved and reschedule its end. */
+static void flow_rerate(struct sim *sm, int fi, double rate)
 {
-    int i;
+    struct sflow *f = &sm->flows[fi];
 
-    flow_solve(sm->net);
-    for (i = 0; i < sm->nflows; i++) {
-        struct sflow *f = &sm->flows[i];
-        double rate;
-        if (!f->active)
-            continue;
-        rate = flow_rate(sm->net, f->fid);
-        if (!(rate < f->rate || rate > f->rate))
-            continue;
+    if (!(rate < f->rate || rate > f->rate))
+        return;
+    if (sm->eng.now > f->last) { /* a flow still in its latency has moved nothing yet */
         f->remaining -= f->rate * ((double)(sm->eng.now - f->last) / NS_PER_S);
         if (f->remaining < 0)
             f->remaining = 0;
         f->last = sm->eng.now;
-        f->rate = rate > 0 ? rate : 1.0;
-        flow_schedule(sm, i);
     }
+    f->rate = rate > 0 ? rate : 1.0;
+    flow_schedule(sm, fi);
+}
+
+/*
+ * Re-solve the max-min allocation of the flows connected to the seeds
+ * through shared link resources, and reschedule those whose rate moved.
+ * Max-min fairness decomposes over connected components, so solving only
+ * the component a change touched gives the global allocation at a cost that
+ * does not grow with the number of ranks (--ranks all on 16k GPUs).
+ */
+static void solve_component(struct sim *sm, const int *seeds, int nseeds)
+{
+    int ncomp = 0, k, i, j;
+
+    if (++sm->stamp == 0)
+        sm->stamp = 1;
+    for (k = 0; k < nseeds; k++) {
+        struct sflow *f = &sm->flows[seeds[k]];
+        if (!f->active || f->mark == sm->stamp)
+            continue;
+        f->mark = sm->stamp;
+        grow_array((void **)&sm->comp, &sm->cap_comp, (size_t)ncomp + 1, sizeof(int));
+        sm->comp[ncomp++] = seeds[k];
+    }
+    for (k = 0; k < ncomp; k++) {
+        const struct sflow *f = &sm->flows[sm->comp[k]];
+        const int *res = flow_res(f);
+        for (i = 0; i < f->nres; i++) {
+            const struct rflows *rl = &sm->res_flows[res[i]];
+            for (j = 0; j < rl->n; j++) {
+                struct sflow *g = &sm->flows[rl->f[j]];
+                if (g->mark == sm->stamp)
+                    continue;
+                g->mark = sm->stamp;
+                grow_array((void **)&sm->comp, &sm->cap_comp, (size_t)ncomp + 1, sizeof(int));
+                sm->comp[ncomp++] = rl->f[j];
+            }
+        }
+    }
+    if (ncomp == 0)
+        return;
+    /* The component's flows alone in the shared net (its links were added at setup). */
+    grow_array((void **)&sm->fids, &sm->cap_fids, (size_t)ncomp, sizeof(int));
+    for (k = 0; k < ncomp; k++) {
+        const struct sflow *f = &sm->flows[sm->comp[k]];
+        sm->fids[k] = flow_add(sm->net, f->cap, flow_res(f), f->nres);
+    }
+    flow_solve(sm->net);
+    for (k = 0; k < ncomp; k++)
+        flow_rerate(sm, sm->comp[k], flow_rate(sm->net, sm->fids[k]));
+    for (k = 0; k < ncomp; k++)
+        flow_remove(sm->net, sm->fids[k]);
+}
+
+/*
+ * Flows start and end in bursts at one instant (every data-parallel replica
+ * sends its activations at the same time): queue their components and solve
+ * once, from an event at the same time that runs after those already queued.
+ * Rates are stale for zero simulated time, so results do not change.
+ */
+static void ev_solve(struct engine *e, void *ctx, int64_t data)
+{
+    struct sim *sm = ctx;
+    int n = sm->npending;
+
+    (void)e;
+    (void)data;
+    sm->npending = 0;
+    grow_array((void **)&sm->seeds, &sm->cap_seeds, (size_t)n + 1, sizeof(int));
+    memcpy(sm->seeds, sm->pending, sizeof(int) * (size_t)n);
+    solve_component(sm, sm->seeds, n);
+    drain(sm);
+}
+
+static void solve_later(struct sim *sm, const int *flows, int n)
+{
+    if (n <= 0)
+        return;
+    if (sm->npending == 0)
+        engine_at(&sm->eng, sm->eng.now, ev_solve, sm, 0);
+    grow_array((void **)&sm->pending, &sm->cap_pending, (size_t)(sm->npending + n), sizeof(int));
+    memcpy(sm->pending + sm->npending, flows, sizeof(int) * (size_t)n);
+    sm->npending += n;
+}
+
+static void res_flows_add(struct sim *sm, int r, int fi)
+{
+    struct rflows *rl = &sm->res_flows[r];
+
+    if (rl->n == rl->cap) {
+        rl->cap = rl->cap ? 2 * rl->cap : 4;
+        rl->f = xrealloc(rl->f, sizeof(int) * (size_t)rl->cap);
+    }
+    rl->f[rl->n++] = fi;
+}
+
+/* Remove fi, keeping the order of the others (determinism of the search order). */
+static void res_flows_remove(struct sim *sm, int r, int fi)
+{
+    struct rflows *rl = &sm->res_flows[r];
+    int i;
+
+    for (i = 0; i < rl->n; i++)
+        if (rl->f[i] == fi)
+            break;
+    assert(i < rl->n);
+    memmove(rl->f + i, rl->f + i + 1, sizeof(int) * (size_t)(rl->n - i - 1));
+    rl->n--;
 }
 
 static int shared(const struct sim *sm, const int *res, int nres)
@@ -858,7 +1138,7 @@ static int shared(const struct sim *sm, const int *res, int nres)
 }
 
 static void flow_start(struct sim *sm, int comm, int ri, int ti, double bytes, double cap,
-                       const int *res, int nres)
+                       const int *res, int nres, sim_time delay)
 {
     struct sflow *f;
     int fi, i;
@@ -881,16 +1161,18 @@ static void flow_start(struct sim *sm, int comm, int ri, int ti, double bytes, d
         f->res_many = xmalloc(sizeof(int) * (size_t)nres);
     memcpy(f->res_many ? f->res_many : f->res, res, sizeof(int) * (size_t)nres);
     f->remaining = bytes;
-    f->last = sm->eng.now;
+    f->last = sm->eng.now + delay;
     f->active = 1;
-    f->fid = flow_add(sm->net, cap, res, nres);
-    for (i = 0; i < nres; i++)
+    f->cap = cap;
+    for (i = 0; i < nres; i++) {
         sm->res_users[res[i]]++;
+        res_flows_add(sm, res[i], fi);
+    }
     if (comm >= 0)
         sm->comms[comm].flow = fi;
     if (shared(sm, res, nres)) {
         f->rate = 0;
-        flows_resolve(sm);
+        solve_later(sm, &fi, 1);
     } else {
         /* Alone on its links: a flow runs at its own solo bandwidth. */
         f->rate = cap;
@@ -904,16 +1186,25 @@ static void ev_flow_done(struct engine *e, void *ctx, int64_t data)
     int fi = (int)(data & 0xffffffff);
     struct sflow *f = &sm->flows[fi];
     const int *res;
-    int i, was_shared;
+    int i, was_shared, nseeds;
 
     (void)e;
     if (!f->active || (uint32_t)(data >> 32) != f->gen)
         return; /* superseded by a rate change */
     res = flow_res(f);
     was_shared = shared(sm, res, f->nres);
-    for (i = 0; i < f->nres; i++)
+    nseeds = 0;
+    for (i = 0; i < f->nres; i++) {
+        const struct rflows *rl;
         sm->res_users[res[i]]--;
-    flow_remove(sm->net, f->fid);
+        res_flows_remove(sm, res[i], fi);
+        rl = &sm->res_flows[res[i]];
+        if (!was_shared || rl->n == 0)
+            continue;
+        grow_array((void **)&sm->seeds, &sm->cap_seeds, (size_t)(nseeds + rl->n), sizeof(int));
+        memcpy(sm->seeds + nseeds, rl->f, sizeof(int) * (size_t)rl->n);
+        nseeds += rl->n;
+    }
     f->active = 0;
     grow_array((void **)&sm->free_flows, &sm->cap_free, (size_t)sm->nfree + 1, sizeof(int));
     sm->free_flows[sm->nfree++] = fi;
@@ -924,7 +1215,7 @@ static void ev_flow_done(struct engine *e, void *ctx, int64_t data)
         complete(sm, f->rank, f->task);
     }
     if (was_shared)
-        flows_resolve(sm);
+        solve_later(sm, sm->seeds, nseeds);
     drain(sm);
 }
 
@@ -941,6 +1232,27 @@ static void ev_kickoff(struct engine *e, void *ctx, int64_t data)
     drain(sm);
 }
 
+/* SIMTRAIN_DEBUG_STUCK=1: list every rank's stream heads when a step deadlocks (builder bugs). */
+static void dump_heads(const struct sim *sm)
+{
+    char name[160];
+    int ri, st;
+
+    for (ri = 0; ri < sm->nr; ri++) {
+        const struct srank *r = &sm->r[ri];
+        for (st = 0; st < ST_COUNT; st++) {
+            int ti;
+            if (r->head[st] >= r->stream_off[st + 1])
+                continue;
+            ti = r->stream_list[r->head[st]];
+            prog_label_text(r->prog, r->prog->tasks[ti].label, name, sizeof(name));
+            fprintf(stderr, "rank %d stream %s task %d '%s' mb %d ready %d\n",
+                    sm->res->ranks[ri].rank, stream_name(st), ti, name, r->prog->tasks[ti].mb,
+                    (int)ready(r, ti));
+        }
+    }
+}
+
 static int check_done(struct sim *sm, char *reason, size_t reason_len)
 {
     int ri, st;
@@ -955,6 +1267,8 @@ static int check_done(struct sim *sm, char *reason, size_t reason_len)
                 snprintf(reason, reason_len,
                          "internal error: rank %d stuck at task %d ('%s') on stream %s",
                          sm->res->ranks[ri].rank, ti, name, stream_name(st));
+                if (getenv("SIMTRAIN_DEBUG_STUCK"))
+                    dump_heads(sm);
                 return -1;
             }
         }
@@ -989,10 +1303,10 @@ int sim_run(const struct scenario *s, const struct layout *l, struct prog *const
     for (ri = 0; ri < sm.nr; ri++)
         account(&sm, ri);
 
-    for (ri = 0; ri < sm.nr; ri++)
-        free(sm.r[ri].wait);
-    for (i = 0; i < sm.nsidx; i++)
+    for (i = 0; i < sm.nsidx; i++) {
         free(sm.sidx[i].list);
+        free(sm.sidx[i].pos);
+    }
     for (i = 0; i < sm.ncomms; i++) {
         free(sm.comms[i].members);
         free(sm.comms[i].q);
@@ -1007,9 +1321,16 @@ int sim_run(const struct scenario *s, const struct layout *l, struct prog *const
     free(sm.free_flows);
     free(sm.res_cap);
     free(sm.res_users);
+    for (i = 0; i < sm.nres; i++)
+        free(sm.res_flows[i].f);
+    free(sm.res_flows);
+    free(sm.fids);
+    free(sm.pending);
+    flow_free(sm.net);
+    free(sm.comp);
+    free(sm.seeds);
     free(sm.cache);
     free(sm.stack);
-    flow_free(sm.net);
     engine_release(&sm.eng);
     return rc;
 }

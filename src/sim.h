@@ -9,12 +9,20 @@
  * operation costs the collective model's latency, then moves its bus bytes
  * as one flow over the link resources of its members; concurrent flows
  * share links by max-min fairness (flow.h), re-solved when a flow starts or
- * ends.
+ * ends, only for the flows connected to it through shared links, and once
+ * per simulated instant.
+ *
+ * While a collective runs, its NCCL kernel holds one thread block per
+ * channel (NCCL src/enqueue.cc): a kernel on the compute stream progresses at
+ * the share of SMs left (re-rated when collectives start or end), so
+ * overlapped communication is not free.
  *
  * Symmetric mode simulates one representative rank per pipeline stage (the
  * rank with tp = cp = dp = 0); its collectives are costed for the full group.
  * All-ranks mode simulates every rank with the same programs, so symmetric
- * configurations give identical answers.
+ * configurations give identical answers. A rank's state is its stream heads:
+ * a task is ready when the stream of each of its predecessors has moved past
+ * it (tasks leave their stream's head when they complete, in order).
  *
  * Accounting per rank: an exclusive breakdown of the step into categories
  * (compute of the running compute task, else the highest-priority

@@ -23,14 +23,14 @@
 #include "workload.h"
 
 /* A parameter unit: the granularity of gradient readiness and parameter gathers. */
-enum unit_kind {
+enum param_unit {
     UNIT_EMBED,
     UNIT_LAYER,
     UNIT_HEAD
 };
 
 struct unit {
-    int kind;  /* enum unit_kind */
+    int kind;  /* enum param_unit */
     int layer; /* global layer index (UNIT_LAYER) */
     int chunk; /* model chunk on this stage (interleaved schedules) */
     bool moe;
@@ -80,6 +80,21 @@ struct dp_ops {
     void (*release)(struct build *b);
 };
 
+/*
+ * Durations of the pieces of one layer part between which communication can
+ * happen (layer.c): the norm before the first projection, the MoE router, the
+ * column-parallel projection (QKV, FC1 / gate-up), what lies between it and the
+ * attention core (rope, activation), the core, the row-parallel projection
+ * (output, FC2 / down) and the residual after it. Each sums to the part's time.
+ */
+struct seg_times {
+    sim_time pre, gate, col, mid, core, row, post; /* ns */
+};
+
+struct part_split {
+    struct seg_times fwd, dgrad, wgrad;
+};
+
 struct build {
     const struct scenario *s;
     const struct layout *l;
@@ -99,7 +114,59 @@ struct build {
     int last_fwd;    /* last forward compute task */
     int grads_ready; /* task after which every gradient of the step exists */
     double tp_bytes; /* one TP collective */
+    /* model-parallel state (build.c, layer.c) */
+    int *chunk_layers;                      /* layers of each chunk on this stage, size v */
+    struct part_split split[2][PART_COUNT]; /* [moe][part] piece durations */
+    double kv_bytes;                        /* CP: one K/V chunk passed around the ring, bytes */
+    double a2a_bytes;                       /* EP: one dispatch (or combine) per rank, bytes */
+    double moe_imbalance;                   /* EP: busiest expert rank's load / mean, >= 1 */
+    int step_last;                          /* last task of the previous pipeline step, or -1 */
+    int step_prev;                          /* last task of the step before it, or -1 */
+    bool pre_folded;  /* the next layer's forward norm was emitted with this layer (layer.c) */
+    bool post_folded; /* the next layer's first backward piece was emitted with this layer */
 };
+
+/*
+ * Split `layers` transformer layers over pp stages of v chunks each. Stage 0
+ * holds `first` layers and stage pp - 1 holds `last` (0 = an even share; the
+ * middle stages share the rest evenly, as Megatron's
+ * --decoder-first/last-pipeline-num-layers do). Inside a stage the layers
+ * spread over its chunks as evenly as possible; a shortfall falls on the
+ * chunk with the embedding (stage 0, chunk 0) or the head (last stage, last
+ * chunk), as Llama 3 did for 405B (Llama Team 2024, §3.3.2). Writes
+ * out[c * pp + stage] = layers of chunk c on that stage (pp * v entries, in
+ * model order) and returns 0, or -1 with a reason when no such split exists.
+ */
+int strategy_partition(int layers, int pp, int v, int first, int last, int *out, char *reason,
+                       size_t reason_len);
+
+/* Layers of stage `stage` (sum over its chunks) under the scenario's split. */
+int strategy_stage_layers(const struct scenario *s, int stage);
+
+/*
+ * The layer emitters (layer.c): forward (tcat TC_FWD, or TC_RECOMPUTE for a
+ * full recomputation) and backward of transformer layer unit `ui`, after task
+ * `prev` (-1 = none) and `dep` (a data-parallel hook's task, -1 = none).
+ * They add the tensor-, context- and expert-parallel communication and return
+ * the task the next step must wait for; *first and *last receive the first
+ * and last compute tasks (for memory marks and the data-parallel hooks).
+ * `mode` is 0 for a whole backward, 1 for input gradients only and 2 for
+ * weight gradients only (zero-bubble schedules).
+ */
+int layer_forward(struct build *b, int ui, int mb, int tcat, int prev, int dep, int *first,
+                  int *last);
+int layer_backward(struct build *b, int ui, int mb, int mode, int prev, int dep, int *first,
+                   int *last);
+
+/*
+ * Recomputation of unit `ui`: the configured kind; with recompute_layers = k,
+ * full recomputation for the first k layers of each model chunk and none for
+ * the rest (Megatron --recompute-method block --recompute-num-layers k).
+ */
+enum recompute strategy_unit_recompute(const struct build *b, int ui);
+
+/* Fill b->split from the workload's operators (layer.c). */
+void layer_split(struct build *b);
 
 /*
  * Build the program of every pipeline stage: out[s] for s in [0, pp). Returns
@@ -110,7 +177,10 @@ int strategy_build(const struct scenario *s, const struct layout *l, struct prog
                    char *reason, size_t reason_len);
 
 /* The data-parallel strategies. */
-extern const struct dp_ops dp_ddp; /* PyTorch DDP / Megatron DDP (no sharding) */
+extern const struct dp_ops dp_ddp;    /* PyTorch DDP / Megatron DDP (no sharding) */
+extern const struct dp_ops dp_zero12; /* DeepSpeed ZeRO stage 1 and 2 (strategy/zero.c) */
+extern const struct dp_ops dp_zero3;  /* DeepSpeed ZeRO stage 3 (strategy/zero.c) */
+extern const struct dp_ops dp_fsdp;   /* PyTorch FSDP and FSDP2, every ShardingStrategy (fsdp.c) */
 
 /* Pick the dp_ops for a scenario's sharding; NULL (and reason) when not modelled. */
 const struct dp_ops *strategy_dp_ops(const struct scenario *s, char *reason, size_t reason_len);

@@ -59,6 +59,16 @@ enum col {
     C_BIAS,
     C_DROPOUT,
     C_TIED,
+    C_FINETUNE,
+    C_LORA_RANK,
+    C_LORA_TARGETS,
+    C_LORA_DOUBLE_QUANT,
+    C_LORA_PAGED,
+    C_OFFLOAD,
+    C_OPTIMIZER,
+    C_MASTER_WEIGHTS,
+    C_GRAD_DTYPE,
+    C_OVERHEAD,
     C_COUNT
 };
 
@@ -101,6 +111,25 @@ static const struct {
     [C_BIAS] = { "bias", false },
     [C_DROPOUT] = { "dropout", false },
     [C_TIED] = { "tied_embeddings", false },
+    /*
+     * Memory-model columns (docs/memory.md, "Validation rows"): finetune
+     * (full | lora | qlora), lora_rank, lora_targets (q+k+v+o+gate+up+down or
+     * all), lora_double_quant and lora_paged_optimizer (0 | 1), offload (none |
+     * optimizer | params), optimizer (adamw | adam8bit | sgd | adafactor),
+     * master_weights (0 | 1), grad_dtype (fp32 | bf16 | fp16) and
+     * memory_overhead_gib (CUDA context and allocator reserve; 0 for a
+     * torch.cuda.max_memory_allocated figure). Empty = the scenario default.
+     */
+    [C_FINETUNE] = { "finetune", false },
+    [C_LORA_RANK] = { "lora_rank", false },
+    [C_LORA_TARGETS] = { "lora_targets", false },
+    [C_LORA_DOUBLE_QUANT] = { "lora_double_quant", false },
+    [C_LORA_PAGED] = { "lora_paged_optimizer", false },
+    [C_OFFLOAD] = { "offload", false },
+    [C_OPTIMIZER] = { "optimizer", false },
+    [C_MASTER_WEIGHTS] = { "master_weights", false },
+    [C_GRAD_DTYPE] = { "grad_dtype", false },
+    [C_OVERHEAD] = { "memory_overhead_gib", false },
 };
 
 const char *validate_metric_name(enum validate_metric m)
@@ -260,6 +289,92 @@ static int get_framework(struct rowctx *rc, enum framework *fw)
     return bad(rc, "unknown framework '%s'", s);
 }
 
+static const char *finetune_name_i(int i)
+{
+    return finetune_name((enum finetune)i);
+}
+
+static const char *optimizer_name_i(int i)
+{
+    return optimizer_name((enum optimizer_kind)i);
+}
+
+static const char *offload_name_i(int i)
+{
+    static const char *const n[] = { "none", "optimizer", "params" };
+    return (unsigned)i < ARRAY_LEN(n) ? n[i] : "?";
+}
+
+/* LoRA targets as `q+k+v+o+gate+up+down`, or `all` (empty: the scenario default, q+v). */
+static int get_targets(struct rowctx *rc, unsigned *out)
+{
+    static const char *const n[] = { "q", "k", "v", "o", "gate", "up", "down" };
+    const char *s = field(rc, C_LORA_TARGETS);
+
+    if (!*s)
+        return 0;
+    if (!strcmp(s, "all")) {
+        *out = (1u << ARRAY_LEN(n)) - 1;
+        return 0;
+    }
+    *out = 0;
+    while (*s) {
+        size_t len = strcspn(s, "+"), i;
+        for (i = 0; i < ARRAY_LEN(n); i++)
+            if (strlen(n[i]) == len && !strncmp(s, n[i], len))
+                break;
+        if (i == ARRAY_LEN(n))
+            return bad(rc, "unknown lora target '%.*s' in '%s'", (int)len, s,
+                       field(rc, C_LORA_TARGETS));
+        *out |= 1u << i;
+        s += len + (s[len] == '+');
+    }
+    return 0;
+}
+
+/* A number >= 0 (GiB); empty leaves *out unchanged. */
+static int get_gib(struct rowctx *rc, enum col c, double *out)
+{
+    const char *s = field(rc, c);
+    char *end;
+    double v;
+
+    if (!*s)
+        return 0;
+    errno = 0;
+    v = strtod(s, &end);
+    if (end == s || *end || errno || !(v >= 0))
+        return bad(rc, "%s '%s' is not a number >= 0", columns[c].name, s);
+    *out = v * 1024.0 * 1024.0 * 1024.0;
+    return 0;
+}
+
+/* The memory-model columns: fine-tuning mode, LoRA, optimizer, precision details, offload. */
+static int fill_memory(struct rowctx *rc, struct training *tr)
+{
+    int ft, opt, off, grad, rank;
+
+    if (get_enum(rc, C_FINETUNE, finetune_name_i, FT_QLORA + 1, tr->finetune, &ft) ||
+        get_int(rc, C_LORA_RANK, tr->lora.rank, 1, &rank) || get_targets(rc, &tr->lora.targets) ||
+        get_bool(rc, C_LORA_DOUBLE_QUANT, tr->lora.double_quant, &tr->lora.double_quant) ||
+        get_bool(rc, C_LORA_PAGED, tr->lora.paged_optimizer, &tr->lora.paged_optimizer) ||
+        get_enum(rc, C_OFFLOAD, offload_name_i, OFFLOAD_PARAMS + 1, tr->offload, &off) ||
+        get_enum(rc, C_OPTIMIZER, optimizer_name_i, OPT_ADAFACTOR + 1, tr->optimizer, &opt) ||
+        get_bool(rc, C_MASTER_WEIGHTS, tr->master_weights, &tr->master_weights) ||
+        get_enum(rc, C_GRAD_DTYPE, dtype_name_i, DT_COUNT, tr->grad_dtype, &grad) ||
+        get_gib(rc, C_OVERHEAD, &tr->overhead_bytes))
+        return -1;
+    if (grad != DT_FP32 && grad != DT_BF16 && grad != DT_FP16)
+        return bad(rc, "grad_dtype '%s' is not one of fp32, bf16, fp16", field(rc, C_GRAD_DTYPE));
+    tr->finetune = (enum finetune)ft;
+    tr->lora.rank = rank;
+    tr->lora.alpha = 2.0 * rank; /* the YAML default; alpha changes no cost */
+    tr->offload = (enum offload)off;
+    tr->optimizer = (enum optimizer_kind)opt;
+    tr->grad_dtype = (enum dtype)grad;
+    return 0;
+}
+
 /* Block style by MLP kind (see validate.h), then the optional override columns. */
 static int fill_model(struct rowctx *rc, struct model *m, int seq_len)
 {
@@ -314,7 +429,7 @@ static int fill_training(struct rowctx *rc, struct scenario *s)
     tr->recompute = (enum recompute)rec;
     tr->attention = (enum attn_kind)attn;
     tr->precision = (enum dtype)prec;
-    return 0;
+    return fill_memory(rc, tr);
 }
 
 static int fill_parallel(struct rowctx *rc, struct scenario *s)

@@ -14,9 +14,14 @@ struct ctx {
     double T;  /* tokens per rank entering GEMMs (b * s / cp) */
     double Tn; /* tokens per rank in norms, dropout, residual (T / tp under SP) */
     double tp;
+    bool lora;        /* LoRA or QLoRA: base weights frozen */
+    bool qlora;       /* base projection weights stored as NF4 */
+    unsigned targets; /* enum lora_target bits (0 for full training) */
+    bool eager;       /* unfused PyTorch modules (workload_eager()) */
 };
 
-static struct op *add_op(struct op *ops, int *n, int max, const char *name, int kind, int part)
+static struct op *add_op(struct op *ops, int *n, int max, const char *name, int kind, int part,
+                         int seg)
 {
     struct op *o;
 
@@ -27,6 +32,7 @@ static struct op *add_op(struct op *ops, int *n, int max, const char *name, int 
     snprintf(o->name, sizeof(o->name), "%s", name);
     o->kind = kind;
     o->part = part;
+    o->seg = seg;
     o->batch = 1;
     return o;
 }
@@ -57,6 +63,78 @@ static void membound(const struct ctx *c, struct op *o, double bytes, double sav
     o->saved = saved;
 }
 
+double workload_nf4_bytes(bool double_quant)
+{
+    /*
+     * NF4: 4 bits per weight, one absmax per 64-weight block. Plain: an fp32
+     * constant per block, 32/64 bit. Double quantization: 8-bit constants in
+     * blocks of 256 with one fp32 second-level constant, 8/64 + 32/(64*256)
+     * bit (QLORA §3: 0.5 -> 0.127 bit/param; BNB functional.py blocksize 64).
+     */
+    if (double_quant)
+        return 0.5 + 1.0 / 64.0 + 4.0 / (64.0 * 256.0);
+    return 0.5 + 4.0 / 64.0;
+}
+
+/*
+ * A base projection under LoRA: frozen, so no weight gradient. PyTorch's
+ * autograd saves a matmul operand only for the other operand's gradient
+ * (generated VariableType: `if (grad_fn->should_compute_output(1)) self_ =
+ * SavedVariable(self)`), so a frozen nn.Linear keeps its input only when an
+ * adapter on it (bits `mask` of the targets) needs the same tensor.
+ * bitsandbytes' MatMul4Bit saves its input whenever any input needs a
+ * gradient (autograd/_functions.py: `ctx.tensors = (A, B)`), so a QLoRA
+ * `quantized` projection keeps it regardless.
+ */
+static void freeze(const struct ctx *c, struct op *o, unsigned mask, bool quantized)
+{
+    if (!c->lora)
+        return;
+    o->t_wgrad = 0;
+    if (!(c->targets & mask) && !(quantized && c->qlora))
+        o->saved = 0;
+}
+
+/*
+ * The adapter of one targeted projection (d_in -> d_out per rank, `batch`
+ * experts): forward x*A then (xA)*B; backward the input gradients of both and
+ * the weight gradients of A and B; xA is saved for B's gradient. Adds its cost
+ * to `o` and returns its parameters per rank, r * (d_in + d_out) * batch.
+ */
+static double adapter(const struct ctx *c, struct op *o, double T, double d_in, double d_out,
+                      double batch)
+{
+    double r = c->s->train.lora.rank;
+    const struct gpu_spec *g = c->gpu;
+    const struct efficiency *e = c->eff;
+    double flops = 2 * T * r * (d_in + d_out) * batch;
+
+    o->flops += flops;
+    o->hw_flops += flops;
+    o->bytes += c->p * batch * (T * d_in + 2 * T * r + T * d_out + r * (d_in + d_out));
+    o->t_fwd +=
+        cost_gemm(g, e, c->dt, T, r, d_in, batch) + cost_gemm(g, e, c->dt, T, d_out, r, batch);
+    o->t_dgrad +=
+        cost_gemm(g, e, c->dt, T, r, d_out, batch) + cost_gemm(g, e, c->dt, T, d_in, r, batch);
+    o->t_wgrad +=
+        cost_gemm(g, e, c->dt, r, d_out, T, batch) + cost_gemm(g, e, c->dt, d_in, r, T, batch);
+    o->saved += c->p * T * r * batch;
+    return r * (d_in + d_out) * batch;
+}
+
+/* NF4 -> bf16 dequantization of `weights` projection weights, before forward and backward GEMMs. */
+static void dequant_op(const struct ctx *c, struct op *ops, int *n, const char *name, int part,
+                       double weights)
+{
+    struct op *o;
+
+    if (!c->qlora)
+        return;
+    o = add_op(ops, n, MAX_OPS, name, OP_MEM, part, SEG_COL);
+    membound(c, o, weights * (workload_nf4_bytes(c->s->train.lora.double_quant) + 2.0), 0);
+    o->t_dgrad = o->t_fwd;
+}
+
 static double norm_stats_bytes(const struct model *m)
 {
     /* fp32 per token: LayerNorm keeps mean and rstd, RMSNorm rstd only. */
@@ -74,6 +152,19 @@ static void ctx_init(struct ctx *c, const struct scenario *s, const struct shard
     c->tp = sh->tp;
     c->T = (double)sh->b * sh->s / sh->cp;
     c->Tn = sh->sp ? c->T / sh->tp : c->T;
+    c->lora = s->train.finetune != FT_FULL;
+    c->qlora = s->train.finetune == FT_QLORA;
+    c->targets = c->lora ? s->train.lora.targets : 0;
+    c->eager = workload_eager(s);
+}
+
+bool workload_eager(const struct scenario *s)
+{
+    const struct parallelism *p = &s->par;
+
+    if (p->framework == FW_AUTO)
+        return p->tp == 1 && p->pp == 1 && p->cp == 1 && p->ep == 1;
+    return p->framework != FW_MEGATRON;
 }
 
 void workload_shard(const struct scenario *s, struct shard *sh)
@@ -99,9 +190,17 @@ static void norm_op(const struct ctx *c, struct op *ops, int *n, const char *nam
 {
     const struct model *m = &c->s->model;
     double act = c->Tn * m->hidden * c->p;
-    struct op *o = add_op(ops, n, MAX_OPS, name, OP_MEM, part);
+    double saved = act + c->Tn * norm_stats_bytes(m);
+    struct op *o = add_op(ops, n, MAX_OPS, name, OP_MEM, part, SEG_PRE);
 
-    membound(c, o, 2 * act, act + c->Tn * norm_stats_bytes(m));
+    /*
+     * Eager RMSNorm (HF LlamaRMSNorm, LitGPT RMSNorm) upcasts its input to fp32
+     * and keeps that copy for pow and mul; its 16-bit output is the next
+     * projection's input, counted there when that projection keeps it.
+     */
+    if (c->eager && m->norm == NORM_RMSNORM)
+        saved = c->Tn * m->hidden * 4 + c->Tn * norm_stats_bytes(m);
+    membound(c, o, 2 * act, saved);
 }
 
 static void residual_op(const struct ctx *c, struct op *ops, int *n, const char *name, int part)
@@ -109,95 +208,144 @@ static void residual_op(const struct ctx *c, struct op *ops, int *n, const char 
     const struct model *m = &c->s->model;
     double act = c->Tn * m->hidden * c->p;
     double mask = m->dropout ? c->Tn * m->hidden : 0;
-    struct op *o = add_op(ops, n, MAX_OPS, name, OP_MEM, part);
+    struct op *o = add_op(ops, n, MAX_OPS, name, OP_MEM, part, SEG_POST);
 
     membound(c, o, 3 * act + mask, mask);
 }
 
-static void attention_ops(const struct ctx *c, const struct shard *sh, struct op *ops, int *n)
+static void attention_ops(const struct ctx *c, const struct shard *sh, struct layer_cost *lc)
 {
     const struct model *m = &c->s->model;
+    struct op *ops = lc->ops;
+    int *n = &lc->nops;
     double h = m->hidden, d = m->head_dim;
     double heads = m->heads / c->tp, kvh = m->kv_heads / c->tp;
     double q = heads * d, kv = kvh * d;
     double sq = (double)sh->s / sh->cp, sk = sh->s, b = sh->b;
     double T = c->T, p = c->p;
+    unsigned tg = c->targets;
     struct op *o;
 
     norm_op(c, ops, n, "attn_norm", PART_ATTN);
-    o = add_op(ops, n, MAX_OPS, "qkv_proj", OP_GEMM, PART_ATTN);
+    dequant_op(c, ops, n, "nf4_dequant_attn", PART_ATTN, h * (q + 2 * kv) + q * h);
+    o = add_op(ops, n, MAX_OPS, "qkv_proj", OP_GEMM, PART_ATTN, SEG_COL);
     gemm(c, o, T, q + 2 * kv, h, 1, c->Tn * h * p);
+    freeze(c, o, LORA_Q | LORA_K | LORA_V, true);
+    if (tg & (LORA_Q | LORA_K | LORA_V)) {
+        /* Column-parallel: A (h x r) replicated, B (r x d_out / tp) sharded. */
+        o = add_op(ops, n, MAX_OPS, "lora_qkv", OP_GEMM, PART_ATTN, SEG_COL);
+        if (tg & LORA_Q)
+            lc->lora_params[PART_ATTN] += adapter(c, o, T, h, q, 1);
+        if (tg & LORA_K)
+            lc->lora_params[PART_ATTN] += adapter(c, o, T, h, kv, 1);
+        if (tg & LORA_V)
+            lc->lora_params[PART_ATTN] += adapter(c, o, T, h, kv, 1);
+    }
     if (m->pos == POS_ROPE) {
-        o = add_op(ops, n, MAX_OPS, "rope", OP_MEM, PART_ATTN);
+        o = add_op(ops, n, MAX_OPS, "rope", OP_MEM, PART_ATTN, SEG_MID);
         membound(c, o, 2 * T * (q + kv) * p, 0);
     }
     if (c->s->train.attention == ATTN_FLASH) {
         /* Fused kernel: saves Q, K, V and fp32 log-sum-exp; O is saved as the out-proj input. */
         double flops = 4 * b * sq * sk * q;
         double io = p * T * (2 * q + 2 * kv);
-        o = add_op(ops, n, MAX_OPS, "flash_attention", OP_ATTN, PART_ATTN);
+        o = add_op(ops, n, MAX_OPS, "flash_attention", OP_ATTN, PART_ATTN, SEG_CORE);
         o->flops = flops;
         o->hw_flops = flops / 2; /* causal: masked blocks skipped */
         o->bytes = io;
         o->t_fwd = cost_attention(c->gpu, c->eff, c->dt, ATTN_FLASH, o->hw_flops, io);
         o->t_dgrad = cost_attention(c->gpu, c->eff, c->dt, ATTN_FLASH, 2.5 * o->hw_flops, 2 * io);
         o->saved = p * T * (q + 2 * kv) + 4 * T * heads;
-        o->core = false; /* FlashAttention already recomputes S and P internally */
+        if (c->eager)
+            o->saved += p * T * q; /* O; the out-proj input is a contiguous copy of it */
+        o->core = false;           /* FlashAttention already recomputes S and P internally */
     } else {
         /* Unfused: batched QK^T, scale-mask-softmax (+dropout), batched AV (KOR22 §4.1). */
         double probs = b * heads * sq * sk;
         double mask = m->dropout ? probs : 0;
-        o = add_op(ops, n, MAX_OPS, "attn_scores", OP_GEMM, PART_ATTN);
+        o = add_op(ops, n, MAX_OPS, "attn_scores", OP_GEMM, PART_ATTN, SEG_CORE);
         gemm(c, o, sq, sk, d, b * heads, p * T * (q + kv));
         o->t_wgrad = 0; /* no weights: both backward GEMMs are input gradients */
         o->t_dgrad = 2 * cost_gemm(c->gpu, c->eff, c->dt, sq, d, sk, b * heads);
         o->core = true;
-        o = add_op(ops, n, MAX_OPS, "softmax_dropout", OP_MEM, PART_ATTN);
+        o->kept = o->saved; /* Q and K are the recomputation's inputs (KOR22 §5) */
+        o = add_op(ops, n, MAX_OPS, "softmax_dropout", OP_MEM, PART_ATTN, SEG_CORE);
         membound(c, o, p * probs * 2 + mask + (m->dropout ? p * probs : 0),
                  p * probs + mask + (m->dropout ? p * probs : 0));
         o->core = true;
-        o = add_op(ops, n, MAX_OPS, "attn_values", OP_GEMM, PART_ATTN);
+        o = add_op(ops, n, MAX_OPS, "attn_values", OP_GEMM, PART_ATTN, SEG_CORE);
         gemm(c, o, sq, d, sk, b * heads, p * T * kv);
         o->t_wgrad = 0;
         o->t_dgrad = 2 * cost_gemm(c->gpu, c->eff, c->dt, sq, sk, d, b * heads);
         o->core = true;
+        o->kept = o->saved; /* V */
     }
-    o = add_op(ops, n, MAX_OPS, "out_proj", OP_GEMM, PART_ATTN);
+    o = add_op(ops, n, MAX_OPS, "out_proj", OP_GEMM, PART_ATTN, SEG_ROW);
     gemm(c, o, T, h, q, 1, p * T * q);
+    /*
+     * Fused (Megatron): the out-proj input is FlashAttention's O, which its
+     * backward needs anyway, so a frozen out-proj cannot drop it. Eager: the
+     * input is a transposed contiguous copy (HF `attn_output.reshape(...)`),
+     * saved only as any other frozen projection input.
+     */
+    freeze(c, o, c->s->train.attention == ATTN_FLASH && !c->eager ? ~0u : LORA_O, true);
+    if (tg & LORA_O) {
+        /* Row-parallel: A (q / tp x r) sharded, B (r x h) replicated. */
+        o = add_op(ops, n, MAX_OPS, "lora_o", OP_GEMM, PART_ATTN, SEG_ROW);
+        lc->lora_params[PART_ATTN] += adapter(c, o, T, q, h, 1);
+    }
     residual_op(c, ops, n, "attn_residual", PART_ATTN);
 }
 
-static void mlp_ops(const struct ctx *c, bool moe, struct op *ops, int *n, double *a2a)
+static void mlp_ops(const struct ctx *c, bool moe, struct layer_cost *lc)
 {
     const struct model *m = &c->s->model;
     const struct scenario *s = c->s;
+    struct op *ops = lc->ops;
+    int *n = &lc->nops;
     double h = m->hidden, p = c->p, T = c->T;
     double f = (moe ? m->moe.ffn_hidden : m->ffn_hidden) / c->tp;
-    double up = m->act == ACT_SWIGLU ? 2 * f : f;
+    bool swiglu = m->act == ACT_SWIGLU;
+    double up = swiglu ? 2 * f : f;
     double tokens = T, batch = 1;
+    unsigned tg = c->targets, in_mask = swiglu ? LORA_GATE | LORA_UP : LORA_UP;
     struct op *o;
 
     norm_op(c, ops, n, "mlp_norm", PART_MLP);
-    *a2a = 0;
+    lc->moe_a2a_bytes = 0;
     if (moe) {
         /* Router, then top-k tokens per rank spread over E/ep local experts (uniform routing). */
         double E = m->moe.experts, ep = s->par.ep, k = m->moe.topk;
         double cf = m->moe.capacity_factor > 0 ? m->moe.capacity_factor : 1.0;
-        o = add_op(ops, n, MAX_OPS, "router", OP_GEMM, PART_MLP);
+        o = add_op(ops, n, MAX_OPS, "router", OP_GEMM, PART_MLP, SEG_GATE);
         gemm(c, o, T, E, h, 1, T * E * 4);
         batch = E / ep;
         tokens = T * k * ep / E * cf;
-        *a2a = T * k * h * p;
+        lc->moe_a2a_bytes = T * k * h * p;
     }
-    o = add_op(ops, n, MAX_OPS, m->act == ACT_SWIGLU ? "gate_up_proj" : "fc1", OP_GEMM, PART_MLP);
+    dequant_op(c, ops, n, "nf4_dequant_mlp", PART_MLP, (swiglu ? 3 : 2) * h * f * batch);
+    o = add_op(ops, n, MAX_OPS, swiglu ? "gate_up_proj" : "fc1", OP_GEMM, PART_MLP, SEG_COL);
     gemm(c, o, tokens, up, h, batch, (moe ? tokens * batch : c->Tn) * h * p);
-    o = add_op(ops, n, MAX_OPS, m->act == ACT_SWIGLU ? "swiglu" : "gelu", OP_MEM, PART_MLP);
-    if (m->act == ACT_SWIGLU)
-        membound(c, o, 3 * tokens * batch * f * p, 2 * tokens * batch * f * p);
+    freeze(c, o, in_mask, true);
+    if (tg & in_mask) {
+        o = add_op(ops, n, MAX_OPS, "lora_gate_up", OP_GEMM, PART_MLP, SEG_COL);
+        if (swiglu && (tg & LORA_GATE))
+            lc->lora_params[PART_MLP] += adapter(c, o, tokens, h, f, batch);
+        if (tg & LORA_UP)
+            lc->lora_params[PART_MLP] += adapter(c, o, tokens, h, f, batch);
+    }
+    o = add_op(ops, n, MAX_OPS, swiglu ? "swiglu" : "gelu", OP_MEM, PART_MLP, SEG_MID);
+    if (swiglu) /* fused: gate and up; eager silu(gate) * up also keeps silu(gate) (HF LlamaMLP) */
+        membound(c, o, 3 * tokens * batch * f * p, (c->eager ? 3 : 2) * tokens * batch * f * p);
     else
         membound(c, o, 2 * tokens * batch * f * p, tokens * batch * f * p);
-    o = add_op(ops, n, MAX_OPS, m->act == ACT_SWIGLU ? "down_proj" : "fc2", OP_GEMM, PART_MLP);
+    o = add_op(ops, n, MAX_OPS, swiglu ? "down_proj" : "fc2", OP_GEMM, PART_MLP, SEG_ROW);
     gemm(c, o, tokens, h, f, batch, tokens * batch * f * p);
+    freeze(c, o, LORA_DOWN, true);
+    if (tg & LORA_DOWN) {
+        o = add_op(ops, n, MAX_OPS, "lora_down", OP_GEMM, PART_MLP, SEG_ROW);
+        lc->lora_params[PART_MLP] += adapter(c, o, tokens, f, h, batch);
+    }
     residual_op(c, ops, n, "mlp_residual", PART_MLP);
 }
 
@@ -260,8 +408,59 @@ double workload_params_active(const struct model *m)
     return total;
 }
 
+double workload_linear_params_layer(const struct model *m, bool moe)
+{
+    double h = m->hidden, d = m->head_dim;
+    double q = m->heads * d, kv = m->kv_heads * d;
+    double f = moe ? m->moe.ffn_hidden : m->ffn_hidden;
+    double mats = m->act == ACT_SWIGLU ? 3 : 2;
+    double copies = moe ? m->moe.experts + m->moe.shared_experts : 1;
+
+    return h * (q + 2 * kv) + q * h + mats * h * f * copies;
+}
+
+double workload_lora_params_layer(const struct scenario *s, bool moe)
+{
+    const struct model *m = &s->model;
+    unsigned tg = s->train.lora.targets;
+    double r = s->train.lora.rank, h = m->hidden, d = m->head_dim;
+    double q = m->heads * d, kv = m->kv_heads * d;
+    double f = moe ? m->moe.ffn_hidden : m->ffn_hidden;
+    double copies = moe ? m->moe.experts + m->moe.shared_experts : 1;
+    double attn = 0, mlp = 0;
+
+    if (s->train.finetune == FT_FULL)
+        return 0;
+    /* LORA §4.1: B (d_out x r) and A (r x d_in) per adapted matrix. */
+    attn += (tg & LORA_Q) ? r * (h + q) : 0;
+    attn += (tg & LORA_K) ? r * (h + kv) : 0;
+    attn += (tg & LORA_V) ? r * (h + kv) : 0;
+    attn += (tg & LORA_O) ? r * (q + h) : 0;
+    mlp += (tg & LORA_GATE) && m->act == ACT_SWIGLU ? r * (h + f) : 0;
+    mlp += (tg & LORA_UP) ? r * (h + f) : 0;
+    mlp += (tg & LORA_DOWN) ? r * (f + h) : 0;
+    return attn + mlp * copies;
+}
+
+double workload_lora_params_total(const struct scenario *s)
+{
+    double total = 0;
+    int i;
+
+    for (i = 0; i < s->model.layers; i++)
+        total += workload_lora_params_layer(s, workload_is_moe(&s->model, i));
+    return total;
+}
+
+double workload_params_trainable(const struct scenario *s)
+{
+    if (s->train.finetune == FT_FULL)
+        return workload_params_total(&s->model);
+    return workload_lora_params_total(s);
+}
+
 /* Per-rank parameter share of a layer part (norms replicated across tp, as Megatron). */
-static void layer_params(const struct scenario *s, bool moe, double out[PART_COUNT])
+static void layer_params(const struct scenario *s, bool moe, struct layer_cost *out)
 {
     const struct model *m = &s->model;
     double tp = s->par.tp, h = m->hidden, d = m->head_dim;
@@ -270,13 +469,18 @@ static void layer_params(const struct scenario *s, bool moe, double out[PART_COU
     double f = moe ? m->moe.ffn_hidden : m->ffn_hidden;
     double mats = m->act == ACT_SWIGLU ? 3 : 2;
     double mlp = (mats * h * f + (m->bias ? (mats - 1) * f : 0)) / tp + (m->bias ? h : 0);
+    double mlp_linear = mats * h * f / tp;
 
-    out[PART_ATTN] =
-        norm + (h * (q + 2 * kv) + q * h + (m->bias ? q + 2 * kv : 0)) / tp + (m->bias ? h : 0);
-    if (moe)
-        mlp =
-            mlp * ((double)m->moe.experts / s->par.ep + m->moe.shared_experts) + h * m->moe.experts;
-    out[PART_MLP] = norm + mlp;
+    out->linear_params[PART_ATTN] = (h * (q + 2 * kv) + q * h) / tp;
+    out->params[PART_ATTN] =
+        norm + out->linear_params[PART_ATTN] + (m->bias ? (q + 2 * kv) / tp + h : 0);
+    if (moe) {
+        double copies = (double)m->moe.experts / s->par.ep + m->moe.shared_experts;
+        mlp = mlp * copies + h * m->moe.experts;
+        mlp_linear *= copies;
+    }
+    out->linear_params[PART_MLP] = mlp_linear;
+    out->params[PART_MLP] = norm + mlp;
 }
 
 void workload_layer(const struct scenario *s, const struct shard *sh, bool moe,
@@ -287,8 +491,8 @@ void workload_layer(const struct scenario *s, const struct shard *sh, bool moe,
 
     memset(out, 0, sizeof(*out));
     ctx_init(&c, s, sh);
-    attention_ops(&c, sh, out->ops, &out->nops);
-    mlp_ops(&c, moe, out->ops, &out->nops, &out->moe_a2a_bytes);
+    attention_ops(&c, sh, out);
+    mlp_ops(&c, moe, out);
     for (i = 0; i < out->nops; i++) {
         const struct op *o = &out->ops[i];
         out->fwd[o->part] += o->t_fwd;
@@ -298,12 +502,11 @@ void workload_layer(const struct scenario *s, const struct shard *sh, bool moe,
         out->act[RC_NONE] += o->saved;
         if (o->core)
             out->recompute_selective += o->t_fwd;
-        else
-            out->act[RC_SELECTIVE] += o->saved;
+        out->act[RC_SELECTIVE] += o->core ? o->kept : o->saved;
     }
     /* Full recompute keeps only the layer input (sequence-sharded under SP). */
     out->act[RC_FULL] = c.Tn * s->model.hidden * c.p;
-    layer_params(s, moe, out->params);
+    layer_params(s, moe, out);
     out->tp_bytes = c.T * s->model.hidden * c.p;
 }
 
@@ -318,11 +521,15 @@ void workload_embedding(const struct scenario *s, const struct shard *sh, struct
     memset(out, 0, sizeof(*out));
     ctx_init(&c, s, sh);
     act = c.T * m->hidden * c.p;
-    o = add_op(out->ops, &out->nops, 8, "embedding", OP_EMBED, 0);
+    o = add_op(out->ops, &out->nops, 8, "embedding", OP_EMBED, 0, SEG_PRE);
     /* Gather rows (+ positions), dropout; backward scatter-adds into the table. */
     membound(&c, o, 2 * act + (m->pos == POS_LEARNED ? act : 0), m->dropout ? c.Tn * m->hidden : 0);
     out->params = (double)m->vocab * m->hidden / s->par.tp +
                   (m->pos == POS_LEARNED ? (double)m->max_seq * m->hidden : 0);
+    if (c.lora) {
+        o->t_dgrad = 0; /* a frozen table needs no scatter-add of gradients */
+        o->saved = 0;
+    }
     for (i = 0; i < out->nops; i++) {
         out->fwd += out->ops[i].t_fwd;
         out->bwd += out->ops[i].t_dgrad;
@@ -342,10 +549,12 @@ void workload_head(const struct scenario *s, const struct shard *sh, struct edge
     ctx_init(&c, s, sh);
     logits = c.T * v;
     norm_op(&c, out->ops, &out->nops, "final_norm", 0);
-    o = add_op(out->ops, &out->nops, 8, "lm_head", OP_GEMM, 0);
-    gemm(&c, o, c.T, v, m->hidden, 1, c.T * m->hidden * c.p);
+    o = add_op(out->ops, &out->nops, 8, "lm_head", OP_GEMM, 0, SEG_COL);
+    /* The output layer keeps its (sequence-sharded) input for the weight gradient (KOR22 §4.3). */
+    gemm(&c, o, c.T, v, m->hidden, 1, c.Tn * m->hidden * c.p);
+    freeze(&c, o, 0, false);
     /* Vocab-parallel cross-entropy on fp32 logits (KOR22 §4.3: 4sbv/t kept for backward). */
-    o = add_op(out->ops, &out->nops, 8, "cross_entropy", OP_MEM, 0);
+    o = add_op(out->ops, &out->nops, 8, "cross_entropy", OP_MEM, 0, SEG_POST);
     membound(&c, o, logits * (c.p + 4 + 4), 0);
     out->logits_bytes = 4 * logits;
     out->transient_bytes = c.p * logits;

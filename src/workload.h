@@ -21,6 +21,25 @@
  *   (fp32 per token) are counted, which Korthikanti ignores.
  * - Under sequence parallelism the replicated tensors (norm inputs and outputs,
  *   dropout masks) are divided by tp (KOR22 §4.2.2).
+ * - LoRA / QLoRA (LORA §4.1, QLORA §3): the base weights are frozen, so base
+ *   GEMMs skip their weight gradients (input gradients still flow to earlier
+ *   adapters), and a frozen projection no longer saves its input for backward
+ *   unless an adapter on it needs the same tensor (autograd saves a matmul
+ *   operand only for the other operand's gradient). Each targeted matrix adds
+ *   the adapter GEMMs x*A (T x d_in x r) and (xA)*B (T x r x d_out), their
+ *   input and weight gradients, and saves xA (T x r); lora_dropout = 0 (PEFT's
+ *   default), so no dropout copy of x. QLoRA dequantizes each NF4 projection
+ *   weight to bf16 before every forward and backward GEMM (bitsandbytes
+ *   MatMul4Bit): a memory-bound pass reading the NF4 bytes and writing 2 B per
+ *   weight, in forward and again in backward. The embedding and the LM head
+ *   stay frozen in 16 bits: no weight gradients.
+ * - Eager modules (workload_eager()) save more than Megatron's fused kernels
+ *   (formulas.md §2.4 "Limits": measured 24-48 hidden-state copies per layer
+ *   for Hugging Face models): RMSNorm keeps an fp32 copy of its input instead
+ *   of the 16-bit one, SiLU-gated MLPs keep gate,
+ *   silu(gate) and up, and the attention output is copied to a contiguous
+ *   tensor before the out-projection. LayerNorm (a fused ATen kernel) and
+ *   GeLU save the same in both.
  */
 #ifndef SIMTRAIN_WORKLOAD_H
 #define SIMTRAIN_WORKLOAD_H
@@ -41,12 +60,31 @@ enum layer_part {
     PART_COUNT
 };
 
+/*
+ * Where an op sits inside its layer part, between the tensor-parallel
+ * collectives: the norm before the first projection, the MoE router, the
+ * column-parallel projection (QKV, FC1 / gate-up, with their LoRA adapters and
+ * QLoRA dequantization), what lies between it and the core (rope, activation),
+ * the attention core, the row-parallel projection (output, FC2 / down, with
+ * adapters) and the residual after it.
+ */
+enum op_seg {
+    SEG_PRE,
+    SEG_GATE,
+    SEG_COL,
+    SEG_MID,
+    SEG_CORE,
+    SEG_ROW,
+    SEG_POST
+};
+
 #define MAX_OPS 32
 
 struct op {
     char name[24];
     int kind;         /* enum op_kind */
     int part;         /* enum layer_part (layers), 0 otherwise */
+    int seg;          /* enum op_seg */
     double m, n, k;   /* GEMM: (m x k) @ (k x n), per rank */
     double batch;     /* independent GEMMs of that shape (experts) */
     double flops;     /* forward FLOPs counted for MFU, per rank */
@@ -57,6 +95,7 @@ struct op {
     sim_time t_wgrad; /* backward w.r.t. weights (0 for ops without weights) */
     double saved;     /* bytes saved for backward (no recompute) */
     bool core;        /* recomputed by selective recompute (attention core) */
+    double kept;      /* core ops: bytes of `saved` selective recompute keeps (Q, K, V inputs) */
 };
 
 /* The per-rank slice of the work: micro-batch, sequence and parallel degrees. */
@@ -71,15 +110,17 @@ struct shard {
 struct layer_cost {
     struct op ops[MAX_OPS];
     int nops;
-    sim_time fwd[PART_COUNT];     /* forward compute per part */
-    sim_time dgrad[PART_COUNT];   /* backward input-gradient compute per part */
-    sim_time wgrad[PART_COUNT];   /* backward weight-gradient compute per part */
-    sim_time recompute_selective; /* forward time of the attention core */
-    double act[3];                /* saved bytes by enum recompute (none, selective, full) */
-    double params[PART_COUNT];    /* parameters per rank, elements */
-    double flops_fwd;             /* model FLOPs forward per rank */
-    double tp_bytes;              /* size of one TP collective (b*s*h), bytes */
-    double moe_a2a_bytes;         /* MoE: bytes one all-to-all dispatch moves per rank */
+    sim_time fwd[PART_COUNT];         /* forward compute per part */
+    sim_time dgrad[PART_COUNT];       /* backward input-gradient compute per part */
+    sim_time wgrad[PART_COUNT];       /* backward weight-gradient compute per part */
+    sim_time recompute_selective;     /* forward time of the attention core */
+    double act[3];                    /* saved bytes by enum recompute (none, selective, full) */
+    double params[PART_COUNT];        /* parameters per rank, elements */
+    double linear_params[PART_COUNT]; /* of which projection weights (QLoRA quantizes these) */
+    double lora_params[PART_COUNT];   /* LoRA adapter parameters per rank (0 for full training) */
+    double flops_fwd;                 /* model FLOPs forward per rank */
+    double tp_bytes;                  /* size of one TP collective (b*s*h), bytes */
+    double moe_a2a_bytes;             /* MoE: bytes one all-to-all dispatch moves per rank */
 };
 
 struct edge_cost { /* embedding (first stage) or head + loss (last stage) */
@@ -101,6 +142,15 @@ void workload_layer(const struct scenario *s, const struct shard *sh, bool moe,
 void workload_embedding(const struct scenario *s, const struct shard *sh, struct edge_cost *out);
 void workload_head(const struct scenario *s, const struct shard *sh, struct edge_cost *out);
 
+/*
+ * Does the scenario run unfused PyTorch modules (Hugging Face / LitGPT /
+ * torchtitan eager) rather than Megatron's fused kernels? Eager when the
+ * framework is pytorch or deepspeed (which wraps the user's model code), and
+ * for `auto` on a single model replica (tp = pp = cp = ep = 1). It changes
+ * what is saved for backward: see "Eager modules" above.
+ */
+bool workload_eager(const struct scenario *s);
+
 /* Is layer i (0-based) an MoE layer? */
 bool workload_is_moe(const struct model *m, int layer);
 
@@ -110,6 +160,26 @@ double workload_params_embedding(const struct model *m); /* tokens + positions *
 double workload_params_head(const struct model *m);      /* final norm + untied output */
 double workload_params_total(const struct model *m);
 double workload_params_active(const struct model *m); /* per token (MoE: top-k experts) */
+
+/* Projection weights of one layer (q, k, v, o and the MLP matrices; experts included), elements. */
+double workload_linear_params_layer(const struct model *m, bool moe);
+
+/*
+ * LoRA adapter parameters of one layer, unsharded: r * (d_in + d_out) per
+ * targeted matrix (LORA §4.1), each expert's matrices included; 0 for full
+ * fine-tuning. `gate` has no matrix in a GeLU MLP (fc1 is `up`, fc2 `down`).
+ */
+double workload_lora_params_layer(const struct scenario *s, bool moe);
+double workload_lora_params_total(const struct scenario *s);
+
+/*
+ * Bytes per NF4 weight with its block-wise constants (QLORA §3): 0.5 + 4/64
+ * plain, 0.5 + 1/64 + 4/(64*256) with double quantization.
+ */
+double workload_nf4_bytes(bool double_quant);
+
+/* Trainable parameters of the model: all of them, or the LoRA adapters. */
+double workload_params_trainable(const struct scenario *s);
 
 /*
  * Model FLOPs of one optimizer step (forward + backward, no recomputation, no

@@ -1,13 +1,15 @@
 /*
- * build.c - the model-parallel program builder (see strategy.h).
+ * build.c - the model-parallel program builder (see strategy.h): the layer
+ * split over pipeline stages and model chunks, the units of each stage, the
+ * pipeline steps with their point-to-point transfers, and one program per
+ * stage. The inside of a transformer layer, with its tensor-, context- and
+ * expert-parallel communication, is layer.c.
  *
- * Tensor parallelism follows Megatron-LM: per layer, an all-reduce after the
- * attention block and after the MLP in forward, and two in backward (SHO19 §3,
- * NAR21 §2.3); with sequence parallelism each all-reduce becomes an
- * all-gather before the block and a reduce-scatter after it (KOR22 §4.2.2).
  * Activations move between stages point to point: the stage output of
- * b*s*h elements, sent as 1/tp per rank (NAR21 §4.1 scatter/gather; with
- * sequence parallelism the output is already sharded).
+ * b*s*h/cp elements, sent as 1/tp per rank (NAR21 §4.1 scatter/gather; with
+ * sequence parallelism the output is already sharded). The embedding lives on
+ * the first chunk of stage 0, the LM head and loss on the last chunk of the
+ * last stage (NAR21 §2.2).
  * Recomputation: full recomputes the layer forward (with its TP collectives,
  * ZERO §8) before its backward; selective recomputes the attention core only
  * (KOR22 §5).
@@ -17,6 +19,7 @@
 #include <string.h>
 
 #include "cost.h"
+#include "memory.h"
 #include "strategy.h"
 
 int64_t bytes_i64(double bytes)
@@ -26,7 +29,8 @@ int64_t bytes_i64(double bytes)
 
 double unit_grad_bytes(const struct build *b, int unit)
 {
-    return b->units[unit].params * dtype_bytes(b->s->train.grad_dtype);
+    /* only trainable parameters have gradients (LoRA: the adapters) */
+    return memory_unit_trainable(b, unit) * dtype_bytes(b->s->train.grad_dtype);
 }
 
 int emit_optimizer(struct build *b, double params, double bytes_per_param, int dep)
@@ -40,6 +44,97 @@ int emit_optimizer(struct build *b, double params, double bytes_per_param, int d
     return t;
 }
 
+/* ---- layer split over stages and chunks ------------------------------------------- */
+
+int strategy_partition(int layers, int pp, int v, int first, int last, int *out, char *reason,
+                       size_t reason_len)
+{
+    int given = 0, sum = 0, rest, share, st, c;
+
+    assert(pp >= 1 && v >= 1);
+    if (pp == 1) {
+        first = last = 0;
+    }
+    if (first < 0 || last < 0 || first + last > layers) {
+        snprintf(reason, reason_len, "first and last stage layers (%d + %d) exceed layers (%d)",
+                 first, last, layers);
+        return -1;
+    }
+    given = (first > 0) + (pp > 1 && last > 0);
+    sum = first + (pp > 1 ? last : 0);
+    rest = layers - sum;
+    if (given == pp) {
+        share = 0;
+        if (rest != 0) {
+            snprintf(reason, reason_len,
+                     "first and last stage layers (%d + %d) do not add up to layers (%d)", first,
+                     last, layers);
+            return -1;
+        }
+    } else {
+        share = rest / (pp - given);
+        if (rest % (pp - given)) {
+            snprintf(reason, reason_len, "%d layers do not split evenly over %d pipeline stages",
+                     rest, pp - given);
+            return -1;
+        }
+    }
+    for (st = 0; st < pp; st++) {
+        int n = st == 0 && first > 0 ? first : st == pp - 1 && pp > 1 && last > 0 ? last : share;
+        int q = n / v, r = n % v;
+        for (c = 0; c < v; c++) {
+            /* the shortfall falls on the embedding's chunk (stage 0) or else on the last chunks */
+            bool extra = st == 0 ? c >= v - r : c < r;
+            out[c * pp + st] = q + (extra ? 1 : 0);
+        }
+    }
+    return 0;
+}
+
+/*
+ * The scenario's split: even when pp * vpp divides the layers; otherwise, when
+ * it divides layers + 2, the embedding and the loss each count as one layer
+ * (Megatron's account_for_embedding_in_pipeline_split and
+ * account_for_loss_in_pipeline_split; Llama 3 405B's 126 layers on 16 stages,
+ * Llama Team 2024 §3.3.2).
+ */
+static void scenario_split(const struct scenario *s, int *first, int *last)
+{
+    int n = s->par.pp * s->par.vpp, layers = s->model.layers;
+
+    *first = *last = 0;
+    if (s->par.pp > 1 && layers % n != 0 && (layers + 2) % n == 0)
+        *first = *last = (layers + 2) / n * s->par.vpp - 1;
+}
+
+static int *partition_of(const struct scenario *s, char *reason, size_t reason_len)
+{
+    int *out = xcalloc((size_t)s->par.pp * (size_t)s->par.vpp, sizeof(int));
+    int first, last;
+
+    scenario_split(s, &first, &last);
+    if (strategy_partition(s->model.layers, s->par.pp, s->par.vpp, first, last, out, reason,
+                           reason_len) != 0) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+int strategy_stage_layers(const struct scenario *s, int stage)
+{
+    char reason[160];
+    int *part = partition_of(s, reason, sizeof(reason));
+    int c, n = 0;
+
+    if (!part)
+        return s->model.layers / s->par.pp;
+    for (c = 0; c < s->par.vpp; c++)
+        n += part[c * s->par.pp + stage];
+    free(part);
+    return n;
+}
+
 /* ---- units ---------------------------------------------------------------- */
 
 static void add_unit(struct build *b, int kind, int layer, int chunk, bool moe, double params,
@@ -49,6 +144,7 @@ static void add_unit(struct build *b, int kind, int layer, int chunk, bool moe, 
 
     b->units = xrealloc(b->units, sizeof(*b->units) * (size_t)(b->nunits + 1));
     u = &b->units[b->nunits++];
+    memset(u, 0, sizeof(*u));
     u->kind = kind;
     u->layer = layer;
     u->chunk = chunk;
@@ -57,18 +153,22 @@ static void add_unit(struct build *b, int kind, int layer, int chunk, bool moe, 
     u->expert_params = expert;
 }
 
-static void make_units(struct build *b)
+static void make_units(struct build *b, const int *part)
 {
     const struct scenario *s = b->s;
-    int pp = s->par.pp, per_chunk = s->model.layers / (pp * b->v), c, i;
+    int pp = s->par.pp, c, i, k;
 
     b->chunk_first = xcalloc((size_t)b->v + 1, sizeof(int));
+    b->chunk_layers = xcalloc((size_t)b->v, sizeof(int));
     for (c = 0; c < b->v; c++) {
-        int first_layer = (c * pp + b->stage) * per_chunk;
+        int first_layer = 0;
+        for (k = 0; k < c * pp + b->stage; k++)
+            first_layer += part[k];
+        b->chunk_layers[c] = part[c * pp + b->stage];
         b->chunk_first[c] = b->nunits;
         if (b->stage == 0 && c == 0)
             add_unit(b, UNIT_EMBED, -1, c, false, b->embed.params, 0);
-        for (i = 0; i < per_chunk; i++) {
+        for (i = 0; i < b->chunk_layers[c]; i++) {
             int layer = first_layer + i;
             bool moe = workload_is_moe(&s->model, layer);
             const struct layer_cost *lc = moe ? &b->layer_moe : &b->layer;
@@ -88,65 +188,51 @@ static void make_units(struct build *b)
     b->chunk_first[b->v] = b->nunits;
 }
 
-/* ---- tensor-parallel collectives --------------------------------------------- */
-
-static int tp_coll(struct build *b, int op, int dep, int mb, int layer)
-{
-    struct prog *p = b->p;
-    const char *what = op == COLL_ALL_GATHER       ? "TP all-gather L%d"
-                       : op == COLL_REDUCE_SCATTER ? "TP reduce-scatter L%d"
-                                                   : "TP all-reduce L%d";
-    int t =
-        prog_coll(p, ST_TP, TC_COMM_TP, COMM_TP, op, b->tp_bytes, prog_label(p, what, layer), mb);
-
-    if (dep >= 0)
-        prog_dep(p, t, dep);
-    return t;
-}
-
-/*
- * One block (attention or MLP) in forward or backward with its TP collectives.
- * `prev` is the task the block waits for; returns the block's last task.
- */
-static int block(struct build *b, int part, int tcat, sim_time dur, int prev, int mb, int layer,
-                 int *compute_task)
-{
-    struct prog *p = b->p;
-    const struct scenario *s = b->s;
-    bool tp = s->par.tp > 1, sp = s->par.sequence_parallel;
-    bool overlap = s->par.tp_comm_overlap;
-    static const char *const names[PART_COUNT][3] = {
-        { "attn fwd L%d", "attn bwd L%d", "attn recompute L%d" },
-        { "mlp fwd L%d", "mlp bwd L%d", "mlp recompute L%d" },
-    };
-    const char *name = names[part][tcat == TC_FWD ? 0 : tcat == TC_BWD ? 1 : 2];
-    int t;
-
-    if (tp && sp) {
-        int ag = tp_coll(b, COLL_ALL_GATHER, prev, mb, layer);
-        if (!overlap)
-            prev = ag;
-    }
-    t = prog_compute(p, ST_COMPUTE, tcat, dur, prog_label(p, name, layer), mb);
-    if (prev >= 0)
-        prog_dep(p, t, prev);
-    *compute_task = t;
-    if (tp) {
-        int op = sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE;
-        int c = tp_coll(b, op, t, mb, layer);
-        if (!overlap)
-            t = c;
-    }
-    return t;
-}
-
 /* ---- forward and backward of one unit ------------------------------------------ */
 
-static double saved_bytes(const struct build *b, const struct layer_cost *lc)
+/*
+ * Recomputation of a layer: the configured kind; with recompute_layers = k,
+ * full recomputation only for the first k layers of each model chunk and none
+ * for the rest (Megatron --recompute-method block --recompute-num-layers k).
+ */
+enum recompute strategy_unit_recompute(const struct build *b, int ui)
 {
-    enum recompute rc = b->s->train.recompute;
+    const struct training *t = &b->s->train;
+    const struct unit *u = &b->units[ui];
+    int first = b->chunk_first[u->chunk];
 
-    return lc->act[rc];
+    if (t->recompute != RC_FULL || t->recompute_layers <= 0)
+        return t->recompute;
+    if (b->units[first].kind == UNIT_EMBED)
+        first++;
+    return ui - first < t->recompute_layers ? RC_FULL : RC_NONE;
+}
+
+static const struct layer_cost *unit_cost(const struct build *b, int ui)
+{
+    return b->units[ui].moe ? &b->layer_moe : &b->layer;
+}
+
+static int edge_forward(struct build *b, const struct unit *u, int mb)
+{
+    struct prog *p = b->p;
+    int t, w;
+
+    if (u->kind == UNIT_EMBED) {
+        t = prog_compute(p, ST_COMPUTE, TC_FWD, b->embed.fwd, prog_label(p, "embedding fwd", 0),
+                         mb);
+        task_mem_end(&p->tasks[t], MC_ACT, bytes_i64(b->embed.act));
+        return t;
+    }
+    t = prog_compute(p, ST_COMPUTE, TC_FWD, b->head.fwd, prog_label(p, "head+loss fwd", 0), mb);
+    task_mem_start(&p->tasks[t], MC_LOGITS, bytes_i64(b->head.logits_bytes));
+    /* Transient 16-bit logits before the fp32 upcast live only during the forward. */
+    w = prog_mark(p, ST_COMPUTE, prog_label(p, "free logits workspace", 0));
+    task_mem_start(&p->tasks[t], MC_LOGITS, bytes_i64(b->head.transient_bytes));
+    task_mem_end(&p->tasks[w], MC_LOGITS, -bytes_i64(b->head.transient_bytes));
+    prog_dep(p, w, t);
+    task_mem_end(&p->tasks[t], MC_ACT, bytes_i64(b->head.act));
+    return t;
 }
 
 static int unit_forward(struct build *b, int ui, int mb, int prev)
@@ -154,46 +240,22 @@ static int unit_forward(struct build *b, int ui, int mb, int prev)
     const struct unit *u = &b->units[ui];
     struct prog *p = b->p;
     int dep = b->dp && b->dp->pre_forward ? b->dp->pre_forward(b, ui, mb) : -1;
-    int t, c;
+    int t, first, last;
 
-    if (u->kind == UNIT_EMBED) {
-        t = prog_compute(p, ST_COMPUTE, TC_FWD, b->embed.fwd, prog_label(p, "embedding fwd", 0),
-                         mb);
-        task_mem_end(&p->tasks[t], MC_ACT, bytes_i64(b->embed.act));
-        c = t;
-    } else if (u->kind == UNIT_HEAD) {
-        t = prog_compute(p, ST_COMPUTE, TC_FWD, b->head.fwd, prog_label(p, "head+loss fwd", 0), mb);
-        task_mem_start(&p->tasks[t], MC_LOGITS, bytes_i64(b->head.logits_bytes));
-        c = t;
-        /* Transient 16-bit logits before the fp32 upcast live only during the forward. */
-        {
-            int w = prog_mark(p, ST_COMPUTE, prog_label(p, "free logits workspace", 0));
-            task_mem_start(&p->tasks[t], MC_LOGITS, bytes_i64(b->head.transient_bytes));
-            task_mem_end(&p->tasks[w], MC_LOGITS, -bytes_i64(b->head.transient_bytes));
-            prog_dep(p, w, t);
-        }
-        task_mem_end(&p->tasks[t], MC_ACT, bytes_i64(b->head.act));
+    if (u->kind == UNIT_LAYER) {
+        const struct layer_cost *lc = unit_cost(b, ui);
+        t = layer_forward(b, ui, mb, TC_FWD, prev, dep, &first, &last);
+        task_mem_end(&p->tasks[last], MC_ACT, bytes_i64(lc->act[strategy_unit_recompute(b, ui)]));
     } else {
-        const struct layer_cost *lc = u->moe ? &b->layer_moe : &b->layer;
-        int a;
-        t = block(b, PART_ATTN, TC_FWD, lc->fwd[PART_ATTN], prev, mb, u->layer, &a);
+        t = last = edge_forward(b, u, mb);
         if (dep >= 0)
-            prog_dep(p, a, dep);
-        prev = t;
-        t = block(b, PART_MLP, TC_FWD, lc->fwd[PART_MLP], prev, mb, u->layer, &c);
-        task_mem_end(&p->tasks[c], MC_ACT, bytes_i64(saved_bytes(b, lc)));
-        if (b->dp && b->dp->post_forward)
-            b->dp->post_forward(b, ui, mb, c);
-        b->last_fwd = c;
-        return t;
+            prog_dep(p, t, dep);
+        if (prev >= 0)
+            prog_dep(p, t, prev);
     }
-    if (dep >= 0)
-        prog_dep(p, t, dep);
-    if (prev >= 0)
-        prog_dep(p, t, prev);
     if (b->dp && b->dp->post_forward)
-        b->dp->post_forward(b, ui, mb, c);
-    b->last_fwd = c;
+        b->dp->post_forward(b, ui, mb, last);
+    b->last_fwd = last;
     return t;
 }
 
@@ -203,36 +265,29 @@ enum bwd_mode {
     BWD_WEIGHT
 };
 
-static int layer_backward(struct build *b, const struct unit *u, int mb, int prev, int mode,
-                          int dep)
+static int unit_layer_backward(struct build *b, int ui, int mb, int prev, int mode, int dep)
 {
-    const struct layer_cost *lc = u->moe ? &b->layer_moe : &b->layer;
+    const struct layer_cost *lc = unit_cost(b, ui);
     struct prog *p = b->p;
-    enum recompute rc = b->s->train.recompute;
-    int t = prev, c = -1, part;
-    double extra = 0;
+    enum recompute rc = strategy_unit_recompute(b, ui);
+    double saved = lc->act[rc], extra = 0;
+    int t = prev, first, last;
 
     if (mode == BWD_WEIGHT) {
-        t = prog_compute(p, ST_COMPUTE, TC_BWD, lc->wgrad[PART_ATTN] + lc->wgrad[PART_MLP],
-                         prog_label(p, "wgrad L%d", u->layer), mb);
-        if (prev >= 0)
-            prog_dep(p, t, prev);
-        task_mem_end(&p->tasks[t], MC_ACT, -bytes_i64(saved_bytes(b, lc)));
+        t = layer_backward(b, ui, mb, 2, t, -1, &first, &last);
+        task_mem_end(&p->tasks[last], MC_ACT, -bytes_i64(saved));
+        b->last_bwd = last;
         return t;
     }
     if (rc == RC_FULL) {
-        int a;
         extra = lc->act[RC_NONE] - lc->act[RC_FULL];
-        t = block(b, PART_ATTN, TC_RECOMPUTE, lc->fwd[PART_ATTN], t, mb, u->layer, &a);
-        if (dep >= 0)
-            prog_dep(p, a, dep);
+        t = layer_forward(b, ui, mb, TC_RECOMPUTE, t, dep, &first, &last);
+        task_mem_start(&p->tasks[first], MC_ACT, bytes_i64(extra));
         dep = -1;
-        task_mem_start(&p->tasks[a], MC_ACT, bytes_i64(extra));
-        t = block(b, PART_MLP, TC_RECOMPUTE, lc->fwd[PART_MLP], t, mb, u->layer, &a);
     } else if (rc == RC_SELECTIVE && lc->recompute_selective > 0) {
+        int c = prog_compute(p, ST_COMPUTE, TC_RECOMPUTE, lc->recompute_selective,
+                             prog_label(p, "attn core recompute L%d", b->units[ui].layer), mb);
         extra = lc->act[RC_NONE] - lc->act[RC_SELECTIVE];
-        c = prog_compute(p, ST_COMPUTE, TC_RECOMPUTE, lc->recompute_selective,
-                         prog_label(p, "attn core recompute L%d", u->layer), mb);
         task_mem_start(&p->tasks[c], MC_ACT, bytes_i64(extra));
         if (t >= 0)
             prog_dep(p, c, t);
@@ -241,20 +296,13 @@ static int layer_backward(struct build *b, const struct unit *u, int mb, int pre
         dep = -1;
         t = c;
     }
-    for (part = PART_MLP; part >= PART_ATTN; part--) {
-        sim_time dur = lc->dgrad[part] + (mode == BWD_FULL ? lc->wgrad[part] : 0);
-        t = block(b, part, TC_BWD, dur, t, mb, u->layer, &c);
-        if (dep >= 0) {
-            prog_dep(p, c, dep);
-            dep = -1;
-        }
-    }
+    t = layer_backward(b, ui, mb, mode == BWD_FULL ? 0 : 1, t, dep, &first, &last);
     /* Recomputed tensors die with this backward; the saved set dies with the weight grads. */
     if (extra > 0)
-        task_mem_end(&p->tasks[c], MC_ACT, -bytes_i64(extra));
+        task_mem_end(&p->tasks[last], MC_ACT, -bytes_i64(extra));
     if (mode == BWD_FULL)
-        task_mem_end(&p->tasks[c], MC_ACT, -bytes_i64(saved_bytes(b, lc)));
-    b->last_bwd = c;
+        task_mem_end(&p->tasks[last], MC_ACT, -bytes_i64(saved));
+    b->last_bwd = last;
     return t;
 }
 
@@ -267,7 +315,7 @@ static int unit_backward(struct build *b, int ui, int mb, int prev, int mode)
     if (mode != BWD_WEIGHT && b->dp && b->dp->pre_backward)
         dep = b->dp->pre_backward(b, ui, mb);
     if (u->kind == UNIT_LAYER) {
-        t = layer_backward(b, u, mb, prev, mode, dep);
+        t = unit_layer_backward(b, ui, mb, prev, mode, dep);
     } else {
         if (mode == BWD_WEIGHT)
             return prev; /* embedding and head do their weight gradients with the input pass */
@@ -276,11 +324,11 @@ static int unit_backward(struct build *b, int ui, int mb, int prev, int mode)
                              mb);
             task_mem_end(&p->tasks[t], MC_ACT, -bytes_i64(b->embed.act));
         } else {
+            int w;
             t = prog_compute(p, ST_COMPUTE, TC_BWD, b->head.bwd, prog_label(p, "head+loss bwd", 0),
                              mb);
-            int w;
             task_mem_end(&p->tasks[t], MC_LOGITS, -bytes_i64(b->head.logits_bytes));
-            /* A task carries one category per end: free the head's saved input with a mark. */
+            /* a task frees one category: the head's saved inputs go with a mark after it */
             w = prog_mark(p, ST_COMPUTE, prog_label(p, "free head activations", 0));
             task_mem_end(&p->tasks[w], MC_ACT, -bytes_i64(b->head.act));
             prog_dep(p, w, t);
@@ -298,6 +346,11 @@ static int unit_backward(struct build *b, int ui, int mb, int prev, int mode)
 
 /* ---- pipeline steps ---------------------------------------------------------------- */
 
+/*
+ * Bytes of one activation (or gradient) transfer between stages: b*s*h/cp
+ * elements, 1/tp of it per rank (NAR21 §4.1 scatter/gather; under sequence
+ * parallelism the stage output is already sharded).
+ */
 static double p2p_bytes(const struct build *b)
 {
     double act = (double)b->sh.b * b->sh.s / b->sh.cp * b->s->model.hidden *
@@ -316,74 +369,100 @@ static bool last_chunk(const struct build *b, int chunk)
     return b->stage == b->s->par.pp - 1 && chunk == b->v - 1;
 }
 
-static void step_forward(struct build *b, int mb, int chunk)
+static int p2p(struct build *b, int kind, int stream, int comm, const char *label, int chunk,
+               int mb, int dep)
 {
     struct prog *p = b->p;
+    struct task t;
+    int i;
+
+    memset(&t, 0, sizeof(t));
+    t.kind = (uint8_t)kind;
+    t.stream = (uint8_t)stream;
+    t.tcat = TC_COMM_PP;
+    t.comm = (uint8_t)comm;
+    t.bytes = p2p_bytes(b);
+    t.label = prog_label(p, label, chunk);
+    t.mb = mb;
+    i = prog_add(p, &t);
+    if (dep >= 0)
+        prog_dep(p, i, dep);
+    return i;
+}
+
+/*
+ * Pipeline transfers follow Megatron-LM's p2p_communication without
+ * overlap_p2p_comm: a receive is posted only when the schedule reaches it
+ * (after the previous step's compute, batched with that step's send), so the
+ * transfer shows between compute steps instead of hiding behind them. In the
+ * interleaved schedule's steady state one batched call after each backward
+ * posts the receives of the next forward and the next backward, so a
+ * backward's receive is posted one step earlier
+ * (forward_backward_pipelining_with_interleaving). Sends stay asynchronous.
+ */
+static int recv_after(const struct build *b, bool backward)
+{
+    if (backward && b->s->par.schedule == SCHED_INTERLEAVED && b->step_prev >= 0)
+        return b->step_prev;
+    return b->step_last;
+}
+
+static void step_done(struct build *b, int last)
+{
+    if (last < 0)
+        return;
+    b->step_prev = b->step_last;
+    b->step_last = last;
+}
+
+/*
+ * After a receive without sequence parallelism, the TP ranks all-gather the
+ * 1/tp slices they received into the full stage input (NAR21 §4.1, Megatron's
+ * scatter_gather_tensors_in_pipeline).
+ */
+static int regather(struct build *b, int recv, int mb)
+{
+    struct prog *p = b->p;
+    int t;
+
+    if (recv < 0 || b->s->par.tp == 1 || b->s->par.sequence_parallel)
+        return recv;
+    t = prog_coll(p, ST_TP, TC_COMM_PP, COMM_TP, COLL_ALL_GATHER, p2p_bytes(b) * b->s->par.tp,
+                  prog_label(p, "pipeline all-gather", 0), mb);
+    prog_dep(p, t, recv);
+    return t;
+}
+
+static void step_forward(struct build *b, int mb, int chunk)
+{
     int prev = -1, ui;
 
-    if (!first_chunk(b, chunk)) {
-        struct task t;
-        memset(&t, 0, sizeof(t));
-        t.kind = TASK_RECV;
-        t.stream = ST_PP_RECV_PREV;
-        t.tcat = TC_COMM_PP;
-        t.comm = COMM_PP_PREV;
-        t.bytes = p2p_bytes(b);
-        t.label = prog_label(p, "recv act chunk %d", chunk);
-        t.mb = mb;
-        prev = prog_add(p, &t);
-    }
+    if (!first_chunk(b, chunk))
+        prev = regather(b,
+                        p2p(b, TASK_RECV, ST_PP_RECV_PREV, COMM_PP_PREV, "recv act chunk %d", chunk,
+                            mb, recv_after(b, false)),
+                        mb);
     for (ui = b->chunk_first[chunk]; ui < b->chunk_first[chunk + 1]; ui++)
         prev = unit_forward(b, ui, mb, prev);
-    if (!last_chunk(b, chunk)) {
-        struct task t;
-        int s;
-        memset(&t, 0, sizeof(t));
-        t.kind = TASK_SEND;
-        t.stream = ST_PP_SEND_NEXT;
-        t.tcat = TC_COMM_PP;
-        t.comm = COMM_PP_NEXT;
-        t.bytes = p2p_bytes(b);
-        t.label = prog_label(p, "send act chunk %d", chunk);
-        t.mb = mb;
-        s = prog_add(p, &t);
-        prog_dep(p, s, prev);
-    }
+    step_done(b, prev);
+    if (!last_chunk(b, chunk))
+        p2p(b, TASK_SEND, ST_PP_SEND_NEXT, COMM_PP_NEXT, "send act chunk %d", chunk, mb, prev);
 }
 
 static void step_backward(struct build *b, int mb, int chunk, int mode)
 {
-    struct prog *p = b->p;
     int prev = -1, ui;
 
-    if (mode != BWD_WEIGHT && !last_chunk(b, chunk)) {
-        struct task t;
-        memset(&t, 0, sizeof(t));
-        t.kind = TASK_RECV;
-        t.stream = ST_PP_RECV_NEXT;
-        t.tcat = TC_COMM_PP;
-        t.comm = COMM_PP_NEXT;
-        t.bytes = p2p_bytes(b);
-        t.label = prog_label(p, "recv grad chunk %d", chunk);
-        t.mb = mb;
-        prev = prog_add(p, &t);
-    }
+    if (mode != BWD_WEIGHT && !last_chunk(b, chunk))
+        prev = regather(b,
+                        p2p(b, TASK_RECV, ST_PP_RECV_NEXT, COMM_PP_NEXT, "recv grad chunk %d",
+                            chunk, mb, recv_after(b, true)),
+                        mb);
     for (ui = b->chunk_first[chunk + 1] - 1; ui >= b->chunk_first[chunk]; ui--)
         prev = unit_backward(b, ui, mb, prev, mode);
-    if (mode != BWD_WEIGHT && !first_chunk(b, chunk)) {
-        struct task t;
-        int s;
-        memset(&t, 0, sizeof(t));
-        t.kind = TASK_SEND;
-        t.stream = ST_PP_SEND_PREV;
-        t.tcat = TC_COMM_PP;
-        t.comm = COMM_PP_PREV;
-        t.bytes = p2p_bytes(b);
-        t.label = prog_label(p, "send grad chunk %d", chunk);
-        t.mb = mb;
-        s = prog_add(p, &t);
-        prog_dep(p, s, prev);
-    }
+    step_done(b, prev);
+    if (mode != BWD_WEIGHT && !first_chunk(b, chunk))
+        p2p(b, TASK_SEND, ST_PP_SEND_PREV, COMM_PP_PREV, "send grad chunk %d", chunk, mb, prev);
 }
 
 /* ---- stage programs ------------------------------------------------------------------- */
@@ -398,8 +477,21 @@ static void static_memory(struct build *b)
         b->dp->init(b);
 }
 
-static int build_stage(const struct scenario *s, const struct layout *l, const struct dp_ops *dp,
-                       int stage, struct prog **out)
+/* Communication sizes of context and expert parallelism. */
+static void mp_sizes(struct build *b)
+{
+    const struct model *m = &b->s->model;
+    double p = dtype_bytes(b->sh.dt) < 2 ? 2 : dtype_bytes(b->sh.dt);
+
+    /* K and V of this rank's s/cp tokens, kv_heads/tp heads each (context_parallel.md) */
+    b->kv_bytes = 2.0 * b->sh.b * ((double)b->sh.s / b->sh.cp) * ((double)m->kv_heads / b->sh.tp) *
+                  m->head_dim * p;
+    b->a2a_bytes = b->layer_moe.moe_a2a_bytes;
+    b->moe_imbalance = 1.0;
+}
+
+static void build_stage(const struct scenario *s, const struct layout *l, const struct dp_ops *dp,
+                        const int *part, int stage, struct prog **out)
 {
     struct build b;
     struct pp_step *steps;
@@ -414,6 +506,7 @@ static int build_stage(const struct scenario *s, const struct layout *l, const s
     b.m = s->train.global_batch / (s->train.micro_batch * s->par.dp);
     b.dp = dp;
     b.last_bwd = b.last_fwd = -1;
+    b.step_last = b.step_prev = -1;
     workload_shard(s, &b.sh);
     workload_layer(s, &b.sh, false, &b.layer);
     if (s->model.moe.experts > 0)
@@ -421,7 +514,9 @@ static int build_stage(const struct scenario *s, const struct layout *l, const s
     workload_embedding(s, &b.sh, &b.embed);
     workload_head(s, &b.sh, &b.head);
     b.tp_bytes = b.layer.tp_bytes;
-    make_units(&b);
+    layer_split(&b);
+    mp_sizes(&b);
+    make_units(&b, part);
     snprintf(role, sizeof(role), "stage %d", stage);
     b.p = prog_new(role);
     static_memory(&b);
@@ -448,41 +543,23 @@ static int build_stage(const struct scenario *s, const struct layout *l, const s
     prog_seal(b.p);
     free(b.units);
     free(b.chunk_first);
+    free(b.chunk_layers);
     *out = b.p;
-    return 0;
-}
-
-const struct dp_ops *strategy_dp_ops(const struct scenario *s, char *reason, size_t reason_len)
-{
-    switch (s->par.sharding) {
-    case SHARD_NONE:
-    case SHARD_FSDP_NO_SHARD:
-        return &dp_ddp;
-    case SHARD_ZERO1:
-        if (s->par.framework != FW_DEEPSPEED)
-            return &dp_ddp; /* Megatron's distributed optimizer */
-        break;
-    default:
-        break;
-    }
-    snprintf(reason, reason_len, "sharding '%s' is not modelled yet",
-             sharding_name(s->par.sharding));
-    return NULL;
 }
 
 int strategy_build(const struct scenario *s, const struct layout *l, struct prog **out,
                    char *reason, size_t reason_len)
 {
     const struct dp_ops *dp = strategy_dp_ops(s, reason, reason_len);
-    int stage;
+    int *part, stage;
 
     if (!dp)
         return -1;
-    if (s->par.cp > 1 || s->par.ep > 1) {
-        snprintf(reason, reason_len, "context and expert parallelism are not modelled yet");
+    part = partition_of(s, reason, reason_len);
+    if (!part)
         return -1;
-    }
     for (stage = 0; stage < s->par.pp; stage++)
-        build_stage(s, l, dp, stage, &out[stage]);
+        build_stage(s, l, dp, part, stage, &out[stage]);
+    free(part);
     return 0;
 }

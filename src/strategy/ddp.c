@@ -52,13 +52,12 @@ static void ddp_init(struct build *b)
     struct ddp *d = xcalloc(1, sizeof(*d));
     const struct scenario *s = b->s;
     double elem = dtype_bytes(s->train.grad_dtype);
-    struct state_bytes sb;
-    struct shard_factors none = { 1, 1, 1, 1 };
+    struct shard_factors f;
     int i;
 
     b->dp_state = d;
     for (i = 0; i < b->nunits; i++)
-        d->params += b->units[i].params;
+        d->params += memory_unit_trainable(b, i);
     if (megatron(s)) {
         double params = 1e6 * s->par.dp > 4e7 ? 1e6 * s->par.dp : 4e7;
         d->bucket_bytes = d->first_bytes = params * elem;
@@ -68,17 +67,11 @@ static void ddp_init(struct build *b)
     }
     d->last_coll = -1;
     d->distributed = s->par.sharding == SHARD_ZERO1;
-    memory_state_bytes(s, &sb);
-    if (d->distributed) {
-        double n = s->par.dp * s->par.cp;
-        struct shard_factors f = { 1, n, 1, n };
-        memory_emit_states(b, d->params, &sb, &f);
-    } else {
-        memory_emit_states(b, d->params, &sb, &none);
-    }
+    memory_shard_factors(s, &f);
+    memory_emit_model_states(b, &f);
     /* PyTorch DDP's bucket copies of the gradients (gradient_as_bucket_view=False). */
-    if (!megatron(s))
-        memory_emit_static(b, MC_COMM, d->params * elem, "DDP gradient buckets");
+    memory_emit_static(b, MC_COMM, memory_ddp_bucket_bytes(s, d->params * elem),
+                       "DDP gradient buckets");
 }
 
 static void issue_bucket(struct build *b, struct ddp *d, int dep)
@@ -146,12 +139,16 @@ static void ddp_step(struct build *b)
     }
     {
         double n = b->s->par.dp * b->s->par.cp;
-        double pbytes = d->params * dtype_bytes(b->s->train.precision);
+        struct state_bytes sb;
+        double pbytes, cap;
         int t = emit_optimizer(b, d->params / n, memory_optimizer_traffic(b->s), dep);
         struct prog *p = b->p;
-        /* Parameter all-gather of the updated shards, in buckets like the reduction. */
+        /* Parameter all-gather of the updated shards, in the reduction's buckets of parameters. */
+        memory_state_bytes(b->s, &sb);
+        pbytes = d->params * sb.params;
+        cap = d->bucket_bytes / dtype_bytes(b->s->train.grad_dtype) * sb.params;
         while (pbytes > 0 && n > 1) {
-            double take = pbytes < d->bucket_bytes ? pbytes : d->bucket_bytes;
+            double take = pbytes < cap ? pbytes : cap;
             int g = prog_coll(p, ST_DP_GATHER, TC_COMM_DP, COMM_DP, COLL_ALL_GATHER, take,
                               prog_label(p, "param all-gather", 0), -1);
             prog_dep(p, g, t);

@@ -1,0 +1,206 @@
+/*
+ * dp.c - choosing a data-parallel strategy, and the pieces the strategies
+ * share (see dp.h): process groups in issue order, gradient buckets, memory
+ * marks and the per-step traffic summary.
+ */
+#include "dp.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "memory.h"
+#include "workload.h"
+
+enum framework dp_framework(const struct scenario *s)
+{
+    const struct parallelism *p = &s->par;
+    enum sharding sh = p->sharding;
+
+    if (p->framework != FW_AUTO)
+        return p->framework;
+    if (p->tp > 1 || p->pp > 1 || p->cp > 1 || p->ep > 1)
+        return FW_MEGATRON;
+    if (sh == SHARD_ZERO1 || sh == SHARD_ZERO2 || sh == SHARD_ZERO3)
+        return FW_DEEPSPEED;
+    return FW_PYTORCH;
+}
+
+/*
+ * Megatron runs zero1 as its distributed optimizer (ddp.c); every other
+ * ZeRO stage is DeepSpeed's (Megatron-DeepSpeed when combined with tensor or
+ * pipeline parallelism; PyTorch's ZeroRedundancyOptimizer is not modelled
+ * separately). The FSDP sharding strategies are PyTorch's, version 1 or 2.
+ */
+const struct dp_ops *strategy_dp_ops(const struct scenario *s, char *reason, size_t reason_len)
+{
+    switch (s->par.sharding) {
+    case SHARD_NONE:
+        return &dp_ddp;
+    case SHARD_ZERO1:
+        return dp_framework(s) == FW_MEGATRON ? &dp_ddp : &dp_zero12;
+    case SHARD_ZERO2:
+        return &dp_zero12;
+    case SHARD_ZERO3:
+        return &dp_zero3;
+    case SHARD_FSDP:
+    case SHARD_FSDP_GRAD_OP:
+    case SHARD_HSDP:
+    case SHARD_FSDP_NO_SHARD:
+        return &dp_fsdp;
+    default:
+        break;
+    }
+    snprintf(reason, reason_len, "sharding '%s' is not modelled", sharding_name(s->par.sharding));
+    return NULL;
+}
+
+/* ---- process groups ----------------------------------------------------------------------- */
+
+void dp_pg_init(struct dp_pg *pg, const struct build *b, int comm)
+{
+    pg->comm = comm;
+    pg->size = layout_group_size(b->l, comm);
+    pg->last = -1;
+}
+
+int dp_pg_coll(struct build *b, struct dp_pg *pg, int stream, int op, double bytes,
+               const char *label, int arg, int dep)
+{
+    struct prog *p = b->p;
+    int t;
+
+    if (pg->size <= 1 || bytes <= 0)
+        return -1;
+    t = prog_coll(p, stream, TC_COMM_DP, pg->comm, op, bytes, prog_label(p, label, arg), -1);
+    if (dep >= 0)
+        prog_dep(p, t, dep);
+    if (pg->last >= 0 && pg->last != dep)
+        prog_dep(p, t, pg->last);
+    pg->last = t;
+    return t;
+}
+
+/* ---- buckets ------------------------------------------------------------------------------ */
+
+void dp_bucket_init(struct dp_bucket *bk, double first_bytes, double bytes)
+{
+    bk->first = first_bytes > 0 ? first_bytes : bytes;
+    bk->cap = bytes;
+    bk->fill = 0;
+    bk->issued = 0;
+}
+
+double dp_bucket_pour(struct dp_bucket *bk, double *bytes)
+{
+    double cap = bk->issued == 0 ? bk->first : bk->cap;
+    double take = cap - bk->fill < *bytes ? cap - bk->fill : *bytes;
+
+    bk->fill += take;
+    *bytes -= take;
+    if (bk->fill < cap)
+        return 0;
+    return dp_bucket_flush(bk);
+}
+
+double dp_bucket_flush(struct dp_bucket *bk)
+{
+    double full = bk->fill;
+
+    if (full <= 0)
+        return 0;
+    bk->fill = 0;
+    bk->issued++;
+    return full;
+}
+
+/* ---- memory and units --------------------------------------------------------------------- */
+
+int dp_mem_mark(struct build *b, int stream, int dep, int cat, double bytes, const char *label)
+{
+    struct prog *p = b->p;
+    int t = prog_mark(p, stream, prog_label(p, label, 0));
+
+    if (dep >= 0)
+        prog_dep(p, t, dep);
+    task_mem_start(&p->tasks[t], cat, bytes_i64(bytes));
+    return t;
+}
+
+double dp_unit_gather_bytes(const struct build *b, int unit, double param_bytes)
+{
+    struct param_roles r;
+
+    memory_unit_roles(b, unit, &r);
+    return r.trainable * param_bytes + r.frozen * memory_frozen_bytes(b->s, false) +
+           r.frozen_quant * memory_frozen_bytes(b->s, true);
+}
+
+double dp_unit_grad_elems(const struct build *b, int unit)
+{
+    return memory_unit_trainable(b, unit);
+}
+
+bool dp_unit_ends_backward(const struct build *b, int ui)
+{
+    return ui == b->chunk_first[b->units[ui].chunk];
+}
+
+/* ---- traffic ------------------------------------------------------------------------------ */
+
+static bool dp_comm(int comm)
+{
+    return comm == COMM_DP || comm == COMM_DP_INTRA || comm == COMM_DP_INTER;
+}
+
+void dp_traffic(const struct scenario *s, const struct prog *p, struct dp_traffic *out)
+{
+    int i;
+
+    memset(out, 0, sizeof(*out));
+    /* Ψ as ZERO §7 counts it: the model replica a data-parallel rank holds, in 16-bit. */
+    out->psi_bytes = 2.0 * workload_params_total(&s->model) / ((double)s->par.tp * s->par.pp);
+    for (i = 0; i < p->ntasks; i++) {
+        const struct task *t = &p->tasks[i];
+        if (t->kind == TASK_COLL && dp_comm(t->comm)) {
+            out->volume_bytes += t->bytes * (t->op == COLL_ALL_REDUCE ? 2 : 1);
+            out->collectives++;
+        } else if (t->kind == TASK_COPY) {
+            if (t->stream == ST_H2D)
+                out->h2d_bytes += t->bytes;
+            else
+                out->d2h_bytes += t->bytes;
+        }
+    }
+}
+
+static bool spans_nodes(const struct layout *l, int rank, int kind)
+{
+    int n = layout_group_size(l, kind), *m, i;
+    bool span = false;
+
+    if (n <= 1)
+        return false;
+    m = xmalloc(sizeof(int) * (size_t)n);
+    n = layout_group(l, rank, kind, m, n);
+    for (i = 1; i < n && !span; i++)
+        span = layout_node(l, m[i]) != layout_node(l, m[0]);
+    free(m);
+    return span;
+}
+
+double dp_nic_bytes(const struct layout *l, int rank, const double comm_bytes[COMM_KIND_COUNT])
+{
+    static const int kinds[] = { COMM_DP, COMM_DP_INTRA, COMM_DP_INTER };
+    double sum = 0;
+    size_t i;
+
+    for (i = 0; i < ARRAY_LEN(kinds); i++)
+        if (comm_bytes[kinds[i]] > 0 && spans_nodes(l, rank, kinds[i]))
+            sum += comm_bytes[kinds[i]];
+    return sum;
+}
+
+double dp_link_bytes(const double comm_bytes[COMM_KIND_COUNT])
+{
+    return comm_bytes[COMM_DP] + comm_bytes[COMM_DP_INTRA] + comm_bytes[COMM_DP_INTER];
+}

@@ -1,0 +1,143 @@
+/*
+ * dp.h - pieces shared by the data-parallel strategies (strategy/ddp.c,
+ * zero.c, fsdp.c, offload.c): which implementation runs a sharding mode,
+ * process groups whose collectives run in issue order, gradient buckets,
+ * memory marks, host offload, and the per-step data-parallel traffic the
+ * report prints.
+ *
+ * Process groups. PyTorch's ProcessGroupNCCL runs every collective of one
+ * process group on that group's internal NCCL stream, whatever CUDA stream
+ * issued it, so an all-gather issued after a reduce-scatter of the same group
+ * waits for it (formulas.md §3.3: "all collectives of one process group share
+ * one NCCL stream, so issue order matters"). struct dp_pg reproduces this by
+ * chaining each collective of a group after the previous one, so programs may
+ * still place gathers and reductions on separate simulated streams (for the
+ * trace) without reordering them.
+ *
+ * Offload. Host<->device copies are TASK_COPY on ST_H2D / ST_D2H over the
+ * rank's PCIe link (contended by the flow solver); the CPU optimizer step is
+ * TASK_HOST on ST_HOST at the hardware file's `host.adam_throughput` (params/s
+ * per GPU's share of the host). Both are accounted as TC_OFFLOAD.
+ *
+ * Used by the strategies in src/strategy/; the report and the JSON writer use
+ * only the traffic summary at the end.
+ */
+#ifndef SIMTRAIN_STRATEGY_DP_H
+#define SIMTRAIN_STRATEGY_DP_H
+
+#include "config.h"
+#include "strategy.h"
+
+/*
+ * The framework whose implementation runs the scenario: `auto` resolves to
+ * Megatron when tp, pp, cp or ep > 1, else DeepSpeed for zero1/2/3 and
+ * PyTorch otherwise (config.h, enum framework).
+ */
+enum framework dp_framework(const struct scenario *s);
+
+/* One process group: its collectives run one at a time, in issue order. */
+struct dp_pg {
+    int comm; /* enum comm_kind */
+    int size; /* members */
+    int last; /* last collective issued on the group, -1 = none */
+};
+
+void dp_pg_init(struct dp_pg *pg, const struct build *b, int comm);
+
+/*
+ * Issue collective `op` of `bytes` (nccl-tests size) on group pg from
+ * simulated stream `stream`, after task `dep` (-1 = none) and after the
+ * group's previous collective. Returns the task, or -1 when the group has a
+ * single member (nothing to communicate). `label` is a static format with at
+ * most one %d, expanded with `arg`.
+ */
+int dp_pg_coll(struct build *b, struct dp_pg *pg, int stream, int op, double bytes,
+               const char *label, int arg, int dep);
+
+/* Gradient buckets filled in backward order; a bucket is issued when full. */
+struct dp_bucket {
+    double first; /* capacity of the first bucket, bytes */
+    double cap;   /* capacity of the others, bytes */
+    double fill;  /* bytes in the open bucket */
+    int issued;   /* buckets issued so far */
+};
+
+void dp_bucket_init(struct dp_bucket *bk, double first_bytes, double bytes);
+
+/*
+ * Pour up to *bytes into the open bucket, taking what was poured off *bytes.
+ * Returns the size of a bucket that became full (issue it now) or 0 once
+ * everything fitted; call again while it returns > 0.
+ */
+double dp_bucket_pour(struct dp_bucket *bk, double *bytes);
+
+/* Close the open bucket: returns its size (0 when empty) and empties it. */
+double dp_bucket_flush(struct dp_bucket *bk);
+
+/*
+ * A zero-time mark on `stream` after task `dep` (-1 = none) that changes
+ * category `cat` by `bytes` (> 0 allocates, < 0 frees) when it runs.
+ * Returns the mark. `label` is a static string.
+ */
+int dp_mem_mark(struct build *b, int stream, int dep, int cat, double bytes, const char *label);
+
+/* Bytes of unit `unit`'s parameters when gathered with `param_bytes` per trainable element. */
+double dp_unit_gather_bytes(const struct build *b, int unit, double param_bytes);
+
+/* Elements of unit `unit` whose gradients are reduced (trainable parameters). */
+double dp_unit_grad_elems(const struct build *b, int unit);
+
+/* Is unit `ui` the last one of its model chunk in backward order (end of that backward)? */
+bool dp_unit_ends_backward(const struct build *b, int ui);
+
+/* ---- offload (offload.c) --------------------------------------------------- */
+
+/*
+ * A host<->device copy of `bytes` over the rank's PCIe link after `dep` (-1 =
+ * none): to the device on ST_H2D when `to_device`, else on ST_D2H. Returns
+ * the task, or -1 when bytes <= 0.
+ */
+int offload_copy(struct build *b, bool to_device, double bytes, int dep, const char *label,
+                 int arg);
+
+/*
+ * The optimizer step of `params` elements on the host CPU (ZeRO-Offload's
+ * DeepSpeedCPUAdam, FSDP CPUOffload's optimizer), after `dep`. Returns the
+ * TASK_HOST task.
+ */
+int offload_cpu_step(struct build *b, double params, int dep);
+
+/* Duration of offload_cpu_step() for `params` elements: params / host.adam_throughput. */
+sim_time offload_cpu_step_time(const struct scenario *s, double params);
+
+/* ---- traffic summary (for reports) ------------------------------------------ */
+
+struct dp_traffic {
+    double
+        volume_bytes; /* ZeRO counting: all-reduce 2x, all-gather / reduce-scatter 1x (ZERO §7) */
+    double psi_bytes; /* Ψ: this rank's model-replica parameters at 16 bits, bytes */
+    int collectives;  /* data-parallel collectives per step */
+    double h2d_bytes; /* offload copies host -> device per step */
+    double d2h_bytes; /* offload copies device -> host per step */
+};
+
+/*
+ * The data-parallel traffic of one rank's program per step: every collective
+ * on COMM_DP, COMM_DP_INTRA or COMM_DP_INTER, counted as ZERO §7 does (its
+ * volume in Ψ units: DDP 2, ZeRO-1/2 2, ZeRO-3 / FSDP 3), and the offload
+ * copies. Pure.
+ */
+void dp_traffic(const struct scenario *s, const struct prog *p, struct dp_traffic *out);
+
+/*
+ * Of a rank's bus bytes per communicator kind (sim.h rank_result.comm_bytes),
+ * those of data-parallel groups that span nodes: the simulator charges such a
+ * group's traffic to the network tier, so this is what the rank's NICs carry
+ * for data parallelism. Pure.
+ */
+double dp_nic_bytes(const struct layout *l, int rank, const double comm_bytes[COMM_KIND_COUNT]);
+
+/* Of the same, every data-parallel group's bytes (NVLink, PCIe or network). */
+double dp_link_bytes(const double comm_bytes[COMM_KIND_COUNT]);
+
+#endif

@@ -1,0 +1,586 @@
+/*
+ * layer.c - one transformer layer's forward and backward as tasks, with the
+ * model-parallel communication inside it (see strategy.h).
+ *
+ * A layer is two parts (attention, MLP), each split into pieces
+ * (struct seg_times) between which communication can sit:
+ *
+ *   norm | [AG] | router | [A2A] | col GEMM | mid | core [CP ring] | row GEMM | [A2A] | [RS/AR] |
+ * residual
+ *
+ * Tensor parallelism (Megatron-LM, SHO19 §3, NAR21 §2.3): an all-reduce after
+ * the row-parallel GEMM of each part in forward, and one at the input of the
+ * column-parallel GEMM in backward. Sequence parallelism (KOR22 §4.2.2): an
+ * all-gather of the sharded norm output before the column GEMM and a
+ * reduce-scatter after the row GEMM in forward; in backward the conjugates
+ * (all-gather of the output gradient, reduce-scatter of the input gradient)
+ * and one more all-gather of the norm output for the column GEMM's weight
+ * gradient. Megatron issues the backward communication of the column-parallel
+ * GEMM asynchronously (LinearWithGradAccumulationAndAsyncCommunication in
+ * megatron/core/tensor_parallel/layers.py): the re-gather overlaps the input
+ * gradient GEMM and the reduce-scatter (or all-reduce) of the input gradient
+ * overlaps the weight gradient GEMM; the rest is synchronous.
+ *
+ * With tp_comm_overlap (Transformer Engine userbuffers, as Megatron's
+ * --tp-comm-overlap) the forward all-gather is pipelined with the column GEMM
+ * and the reduce-scatter with the row GEMM, in tp chunks: only one chunk of
+ * the communication stays exposed (modelled as two pieces: 1/tp exposed,
+ * (tp - 1)/tp overlapped); the backward all-gather is pipelined with the row
+ * GEMM's input gradient the same way.
+ *
+ * Context parallelism (Megatron context_parallel.md, MEG): attention splits
+ * into cp steps; step i works on the K/V chunk received in step i - 1 while
+ * the next chunk travels around the ring (point-to-point with the next CP
+ * rank). With the load-balanced causal split (two chunks per rank, zig-zag)
+ * every step costs 1/cp of the rank's attention. Backward passes K/V and the
+ * partial dK/dV together (twice the bytes per step) and returns the last dK/dV
+ * to its owner after the final step.
+ *
+ * Expert parallelism (Megatron moe/README.md, MEG): after the router, an
+ * all-to-all dispatches the tokens to the ranks holding their experts, and an
+ * all-to-all combines them back after the expert GEMMs; backward does both in
+ * reverse. The expert GEMMs take moe_imbalance times their uniform-routing
+ * time: the busiest rank sets the pace of the all-to-all that follows.
+ */
+#include <assert.h>
+#include <string.h>
+
+#include "strategy.h"
+
+/* ---- splitting the workload's operators into pieces --------------------------------------- */
+
+enum piece {
+    PC_PRE,
+    PC_GATE,
+    PC_COL,
+    PC_MID,
+    PC_CORE,
+    PC_ROW,
+    PC_POST
+};
+
+static sim_time *piece(struct seg_times *t, int pc)
+{
+    switch (pc) {
+    case PC_PRE:
+        return &t->pre;
+    case PC_GATE:
+        return &t->gate;
+    case PC_COL:
+        return &t->col;
+    case PC_MID:
+        return &t->mid;
+    case PC_CORE:
+        return &t->core;
+    case PC_ROW:
+        return &t->row;
+    default:
+        return &t->post;
+    }
+}
+
+static bool is_core(const struct op *o)
+{
+    return o->kind == OP_ATTN || o->core;
+}
+
+static bool is_router(const struct op *o)
+{
+    return strcmp(o->name, "router") == 0;
+}
+
+/* A projection with weights (the router excluded). */
+static bool is_proj(const struct op *o)
+{
+    return o->kind == OP_GEMM && !o->core && !is_router(o);
+}
+
+static void split_part(const struct layer_cost *lc, int part, struct part_split *ps)
+{
+    int col = -1, row = -1, i;
+
+    memset(ps, 0, sizeof(*ps));
+    for (i = 0; i < lc->nops; i++) {
+        const struct op *o = &lc->ops[i];
+        if (o->part != part || !is_proj(o))
+            continue;
+        if (col < 0)
+            col = i;
+        row = i;
+    }
+    for (i = 0; i < lc->nops; i++) {
+        const struct op *o = &lc->ops[i];
+        int pc;
+        if (o->part != part)
+            continue;
+        if (is_core(o))
+            pc = PC_CORE;
+        else if (is_router(o))
+            pc = PC_GATE;
+        else if (col < 0 || i < col)
+            pc = PC_PRE;
+        else if (i == col)
+            pc = PC_COL;
+        else if (i < row)
+            pc = PC_MID;
+        else if (i == row)
+            pc = PC_ROW;
+        else
+            pc = PC_POST;
+        *piece(&ps->fwd, pc) += o->t_fwd;
+        *piece(&ps->dgrad, pc) += o->t_dgrad;
+        *piece(&ps->wgrad, pc) += o->t_wgrad;
+    }
+}
+
+void layer_split(struct build *b)
+{
+    int part;
+
+    for (part = 0; part < PART_COUNT; part++) {
+        split_part(&b->layer, part, &b->split[0][part]);
+        if (b->s->model.moe.experts > 0)
+            split_part(&b->layer_moe, part, &b->split[1][part]);
+    }
+}
+
+/* ---- the emitter: compute merged between communication points ------------------------------ */
+
+#define MAX_DEPS 4
+
+struct em {
+    struct build *b;
+    int tcat; /* enum time_cat of the compute */
+    int mb, layer;
+    sim_time pend;     /* compute not yet emitted, ns */
+    const char *label; /* label of the pending compute: its longest piece */
+    sim_time longest;  /* duration of that piece, ns */
+    int dep[MAX_DEPS]; /* what the next task waits for */
+    int ndep;
+    int first, last; /* first and last compute tasks emitted */
+};
+
+static void em_init(struct em *e, struct build *b, int tcat, int mb, int layer, int prev, int dep)
+{
+    memset(e, 0, sizeof(*e));
+    e->b = b;
+    e->tcat = tcat;
+    e->mb = mb;
+    e->layer = layer;
+    e->first = e->last = -1;
+    if (prev >= 0)
+        e->dep[e->ndep++] = prev;
+    if (dep >= 0)
+        e->dep[e->ndep++] = dep;
+}
+
+static void em_wait(struct em *e, int t)
+{
+    int i;
+
+    if (t < 0)
+        return;
+    for (i = 0; i < e->ndep; i++)
+        if (e->dep[i] == t)
+            return;
+    assert(e->ndep < MAX_DEPS);
+    e->dep[e->ndep++] = t;
+}
+
+/* Make task t wait for everything pending, then make it the only thing pending. */
+static void em_chain(struct em *e, int t)
+{
+    int i;
+
+    for (i = 0; i < e->ndep; i++)
+        prog_dep(e->b->p, t, e->dep[i]);
+    e->ndep = 0;
+    e->dep[e->ndep++] = t;
+}
+
+static void em_add(struct em *e, sim_time dur, const char *label)
+{
+    if (dur <= 0)
+        return;
+    if (e->pend == 0 || dur > e->longest) {
+        e->label = label;
+        e->longest = dur;
+    }
+    e->pend += dur;
+}
+
+/* Emit the pending compute as one task; returns it, or -1 when nothing is pending. */
+static int em_flush(struct em *e)
+{
+    struct prog *p = e->b->p;
+    int t;
+
+    if (e->pend <= 0)
+        return -1;
+    t = prog_compute(p, ST_COMPUTE, e->tcat, e->pend, prog_label(p, e->label, e->layer), e->mb);
+    em_chain(e, t);
+    if (e->first < 0)
+        e->first = t;
+    e->last = t;
+    e->pend = 0;
+    e->longest = 0;
+    return t;
+}
+
+/* A compute task of `dur` now, waiting for what is pending plus `also`. */
+static int em_compute(struct em *e, sim_time dur, const char *label, int also)
+{
+    em_flush(e);
+    em_wait(e, also);
+    em_add(e, dur > 0 ? dur : 0, label);
+    if (e->pend == 0)
+        return -1;
+    return em_flush(e);
+}
+
+static const char *coll_label(int comm, int op)
+{
+    if (comm == COMM_CP)
+        return "CP ring step L%d";
+    if (comm == COMM_EP)
+        return "EP all-to-all L%d";
+    if (op == COLL_SEND_RECV)
+        return "TP ring exchange L%d";
+    switch (op) {
+    case COLL_ALL_GATHER:
+        return "TP all-gather L%d";
+    case COLL_REDUCE_SCATTER:
+        return "TP reduce-scatter L%d";
+    default:
+        return "TP all-reduce L%d";
+    }
+}
+
+/* A communication task after the pending compute; not chained (the caller decides). */
+static int em_comm(struct em *e, int comm, int op, double bytes)
+{
+    struct prog *p = e->b->p;
+    static const int stream[COMM_KIND_COUNT] = {
+        [COMM_TP] = ST_TP, [COMM_CP] = ST_CP, [COMM_EP] = ST_EP
+    };
+    static const int tcat[COMM_KIND_COUNT] = {
+        [COMM_TP] = TC_COMM_TP, [COMM_CP] = TC_COMM_CP, [COMM_EP] = TC_COMM_EP
+    };
+    int t, i;
+
+    em_flush(e);
+    t = prog_coll(p, stream[comm], tcat[comm], comm, op, bytes,
+                  prog_label(p, coll_label(comm, op), e->layer), e->mb);
+    for (i = 0; i < e->ndep; i++)
+        prog_dep(p, t, e->dep[i]);
+    return t;
+}
+
+/* A blocking collective: everything after waits for it. */
+static void em_sync(struct em *e, int comm, int op, double bytes)
+{
+    int t = em_comm(e, comm, op, bytes);
+
+    e->ndep = 0;
+    e->dep[e->ndep++] = t;
+}
+
+/* ---- layer context ------------------------------------------------------------------------ */
+
+struct lctx {
+    const struct layer_cost *lc;
+    const struct part_split *ps; /* [PART_COUNT] */
+    bool tp, sp, overlap, cp, ep;
+    int ntp, ncp;
+    int ar_op; /* TP op after the row GEMM: all-reduce or reduce-scatter */
+    double tp_bytes, kv_bytes, a2a_bytes, imb;
+};
+
+static void lctx_init(struct lctx *x, const struct build *b, const struct unit *u)
+{
+    const struct parallelism *par = &b->s->par;
+
+    x->lc = u->moe ? &b->layer_moe : &b->layer;
+    x->ps = b->split[u->moe ? 1 : 0];
+    x->ntp = par->tp;
+    x->ncp = par->cp;
+    x->tp = par->tp > 1;
+    x->sp = x->tp && par->sequence_parallel;
+    x->overlap = x->tp && par->tp_comm_overlap;
+    x->cp = par->cp > 1;
+    x->ep = u->moe && par->ep > 1;
+    x->ar_op = x->sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE;
+    x->tp_bytes = b->tp_bytes;
+    x->kv_bytes = b->kv_bytes;
+    x->a2a_bytes = b->a2a_bytes;
+    x->imb = u->moe ? b->moe_imbalance : 1.0;
+}
+
+static sim_time scaled(sim_time t, double f)
+{
+    return f > 1 ? (sim_time)((double)t * f + 0.5) : t;
+}
+
+/*
+ * A GEMM of `dur` pipelined with a TP collective of `bytes` (tp_comm_overlap):
+ * Transformer Engine's userbuffers split the GEMM into tp chunks and move the
+ * collective as tp - 1 ring-exchange steps of bytes/tp between neighbours
+ * (point-to-point over copy engines), each step alongside one GEMM chunk.
+ * With t the exchange of (tp - 1)/tp of the bytes, the pipeline lasts
+ * max(dur, t + dur/tp) for an all-gather feeding the GEMM (chunk i needs step
+ * i; chunk 0 is local) and about max(dur, dur/tp + t) for a reduce-scatter
+ * draining it (step i follows chunk i). Three tasks give exactly that: the
+ * exchange beside the first tp - 1 chunks and the last chunk after both
+ * (`before`), or the first chunk, then the exchange beside the rest.
+ */
+/* Bytes each rank passes around a ring-exchange all-gather or reduce-scatter. */
+static double ring_bytes(const struct lctx *x)
+{
+    return x->tp_bytes * (x->ntp - 1) / x->ntp;
+}
+
+static void overlapped_gemm(struct em *e, const struct lctx *x, sim_time dur, const char *label,
+                            bool before)
+{
+    double n = x->ntp;
+    sim_time small = (sim_time)((double)dur / n), big = dur - small;
+    int xchg, g;
+
+    em_flush(e);
+    if (before) {
+        xchg = em_comm(e, COMM_TP, COLL_SEND_RECV, ring_bytes(x));
+        em_compute(e, big, label, -1);
+        em_compute(e, small, label, xchg);
+        return;
+    }
+    em_compute(e, small, label, -1);
+    xchg = em_comm(e, COMM_TP, COLL_SEND_RECV, ring_bytes(x));
+    g = em_compute(e, big, label, -1);
+    e->ndep = 0;
+    em_wait(e, xchg);
+    em_wait(e, g);
+}
+
+/* The attention core; with cp > 1 the ring of K/V exchanges around it. */
+static void core(struct em *e, const struct lctx *x, sim_time dur, bool backward)
+{
+    const char *label = backward ? "attn core bwd L%d" : "attn core L%d";
+    sim_time step;
+    int i, ring = -1;
+
+    if (!x->cp || dur <= 0) {
+        em_add(e, dur, label);
+        return;
+    }
+    step = dur / x->ncp;
+    em_flush(e);
+    for (i = 0; i < x->ncp; i++) {
+        int next = -1;
+        if (i < x->ncp - 1) {
+            /* The next chunk travels while this one is computed (double buffering). */
+            next = em_comm(e, COMM_CP, COLL_SEND_RECV, backward ? 2 * x->kv_bytes : x->kv_bytes);
+        }
+        em_compute(e, i == x->ncp - 1 ? dur - step * (x->ncp - 1) : step, label, ring);
+        ring = next;
+    }
+    if (backward) /* the last partial dK/dV goes home */
+        em_sync(e, COMM_CP, COLL_SEND_RECV, x->kv_bytes);
+}
+
+/* ---- forward ------------------------------------------------------------------------------ */
+
+/*
+ * One part forward. Compute between two blocking collectives runs back to
+ * back, so where the part ends with one, its residual and the next part's
+ * norm (`fold`) are emitted before it: the same timeline with fewer tasks.
+ * Returns true when `fold` was emitted (the next part skips its norm).
+ */
+static bool part_forward(struct em *e, const struct lctx *x, int part, bool skip_pre, sim_time fold)
+{
+    const struct seg_times *f = &x->ps[part].fwd;
+    bool attn = part == PART_ATTN, moe_a2a = x->ep && !attn;
+    bool closing = !(x->overlap && !moe_a2a) && (x->tp || moe_a2a);
+    const char *label = attn ? "attn fwd L%d" : "mlp fwd L%d";
+    double imb = attn ? 1.0 : x->imb;
+
+    if (!skip_pre)
+        em_add(e, f->pre, attn ? "attn norm L%d" : "mlp norm L%d");
+    if (x->sp && !x->overlap)
+        em_sync(e, COMM_TP, COLL_ALL_GATHER, x->tp_bytes);
+    em_add(e, f->gate, "router L%d");
+    if (moe_a2a)
+        em_sync(e, COMM_EP, COLL_ALL_TO_ALL, x->a2a_bytes);
+    if (x->sp && x->overlap)
+        overlapped_gemm(e, x, scaled(f->col, imb), label, true);
+    else
+        em_add(e, scaled(f->col, imb), label);
+    em_add(e, scaled(f->mid, imb), label);
+    core(e, x, f->core, false);
+    if (!closing) {
+        if (x->overlap && !moe_a2a)
+            overlapped_gemm(e, x, f->row, label, false);
+        else
+            em_add(e, scaled(f->row, imb), label);
+        em_add(e, f->post, attn ? "attn residual L%d" : "mlp residual L%d");
+        return false;
+    }
+    em_add(e, scaled(f->row, imb), label);
+    em_add(e, f->post, attn ? "attn residual L%d" : "mlp residual L%d");
+    em_add(e, fold, "attn norm L%d");
+    if (moe_a2a)
+        em_sync(e, COMM_EP, COLL_ALL_TO_ALL, x->a2a_bytes);
+    if (x->tp)
+        em_sync(e, COMM_TP, x->ar_op, x->tp_bytes);
+    return true;
+}
+
+/* The next unit of the same chunk in direction dir (+1 forward), when it is a layer; else NULL. */
+static const struct unit *next_layer(const struct build *b, int ui, int dir)
+{
+    const struct unit *u = &b->units[ui];
+    int n = ui + dir;
+
+    if (n < 0 || n >= b->nunits || b->units[n].chunk != u->chunk || b->units[n].kind != UNIT_LAYER)
+        return NULL;
+    return &b->units[n];
+}
+
+int layer_forward(struct build *b, int ui, int mb, int tcat, int prev, int dep, int *first,
+                  int *last)
+{
+    const struct unit *u = &b->units[ui], *nx = tcat == TC_FWD ? next_layer(b, ui, 1) : NULL;
+    bool skip = tcat == TC_FWD && b->pre_folded, folded;
+    sim_time next_pre = nx ? b->split[nx->moe ? 1 : 0][PART_ATTN].fwd.pre : 0;
+    struct lctx x;
+    struct em e;
+
+    lctx_init(&x, b, u);
+    em_init(&e, b, tcat, mb, u->layer, prev, dep);
+    folded = part_forward(&e, &x, PART_ATTN, skip, x.ps[PART_MLP].fwd.pre);
+    folded = part_forward(&e, &x, PART_MLP, folded, next_pre);
+    if (tcat == TC_FWD)
+        b->pre_folded = folded && nx != NULL;
+    em_flush(&e);
+    *first = e.first;
+    *last = e.last;
+    assert(e.ndep == 1);
+    return e.dep[0];
+}
+
+/* ---- backward ----------------------------------------------------------------------------- */
+
+/*
+ * The column-parallel GEMM's backward: input gradient, then the reduction of
+ * that gradient (async) alongside the weight gradient.
+ */
+static void col_backward(struct em *e, const struct lctx *x, sim_time dgrad, sim_time wgrad,
+                         const char *label)
+{
+    int regather = -1, red, w;
+
+    if (!x->tp) {
+        em_add(e, dgrad + wgrad, label);
+        return;
+    }
+    /* With tp_comm_overlap both are userbuffers bulk transfers (ring exchange) instead of NCCL. */
+    if (x->sp) /* re-gather the sharded norm output for the weight gradient, during dgrad */
+        regather = x->overlap ? em_comm(e, COMM_TP, COLL_SEND_RECV, ring_bytes(x))
+                              : em_comm(e, COMM_TP, COLL_ALL_GATHER, x->tp_bytes);
+    em_add(e, dgrad, label);
+    em_flush(e);
+    red = x->overlap ? em_comm(e, COMM_TP, COLL_SEND_RECV, ring_bytes(x))
+                     : em_comm(e, COMM_TP, x->ar_op, x->tp_bytes);
+    if (regather >= 0)
+        prog_dep(e->b->p, red, regather);
+    w = em_compute(e, wgrad, label, regather);
+    e->ndep = 0;
+    em_wait(e, red);
+    em_wait(e, w);
+}
+
+static void part_backward(struct em *e, const struct lctx *x, int part, bool weights,
+                          bool skip_post)
+{
+    const struct part_split *ps = &x->ps[part];
+    const struct seg_times *d = &ps->dgrad, *w = &ps->wgrad;
+    bool attn = part == PART_ATTN;
+    const char *label = attn ? "attn bwd L%d" : "mlp bwd L%d";
+    double imb = attn ? 1.0 : x->imb;
+    sim_time wk = weights ? 1 : 0; /* multiplies weight gradients in or out */
+
+    if (!skip_post)
+        em_add(e, d->post + wk * w->post, attn ? "attn residual bwd L%d" : "mlp residual bwd L%d");
+    if (x->sp && x->overlap && !x->ep) {
+        overlapped_gemm(e, x, d->row, label, true);
+        em_add(e, wk * w->row, label);
+    } else {
+        if (x->tp && x->sp)
+            em_sync(e, COMM_TP, COLL_ALL_GATHER, x->tp_bytes);
+        if (x->ep && !attn)
+            em_sync(e, COMM_EP, COLL_ALL_TO_ALL, x->a2a_bytes);
+        em_add(e, scaled(d->row + wk * w->row, imb), label);
+    }
+    em_add(e, scaled(d->mid + wk * w->mid, imb), label);
+    core(e, x, d->core + wk * w->core, true);
+    if (x->ep && !attn) {
+        em_add(e, scaled(d->col + wk * w->col, imb), label);
+        em_sync(e, COMM_EP, COLL_ALL_TO_ALL, x->a2a_bytes);
+        em_add(e, d->gate + wk * w->gate, label);
+        if (x->tp)
+            em_sync(e, COMM_TP, x->ar_op, x->tp_bytes);
+    } else {
+        em_add(e, d->gate + wk * w->gate, label);
+        col_backward(e, x, scaled(d->col, imb), scaled(wk * w->col, imb), label);
+    }
+    em_add(e, d->pre + wk * w->pre, attn ? "attn norm bwd L%d" : "mlp norm bwd L%d");
+}
+
+int layer_backward(struct build *b, int ui, int mb, int mode, int prev, int dep, int *first,
+                   int *last)
+{
+    const struct unit *u = &b->units[ui];
+    struct lctx x;
+    struct em e;
+
+    lctx_init(&x, b, u);
+    em_init(&e, b, TC_BWD, mb, u->layer, prev, dep);
+    if (mode == 2) {
+        sim_time wg = 0;
+        int part;
+        for (part = 0; part < PART_COUNT; part++) {
+            const struct seg_times *w = &x.ps[part].wgrad;
+            double imb = part == PART_MLP ? x.imb : 1.0;
+            wg += w->pre + w->gate + w->core + w->post + scaled(w->col + w->mid + w->row, imb);
+        }
+        em_add(&e, wg, "wgrad L%d");
+    } else {
+        /*
+         * The next layer's first piece (its MLP residual backward) follows this layer's
+         * last one back to back: emitted with it, unless a recomputation comes between.
+         */
+        const struct unit *nx = next_layer(b, ui, -1);
+        enum recompute rc = nx ? strategy_unit_recompute(b, (int)(nx - b->units)) : RC_NONE;
+        const struct layer_cost *nlc = nx && nx->moe ? &b->layer_moe : &b->layer;
+        bool fold = nx && (rc == RC_NONE || (rc == RC_SELECTIVE && nlc->recompute_selective == 0));
+        part_backward(&e, &x, PART_MLP, mode == 0, b->post_folded);
+        part_backward(&e, &x, PART_ATTN, mode == 0, false);
+        b->post_folded = false;
+        if (fold) {
+            const struct part_split *ns = &b->split[nx->moe ? 1 : 0][PART_MLP];
+            em_add(&e, ns->dgrad.post + (mode == 0 ? ns->wgrad.post : 0), "mlp residual bwd L%d");
+            b->post_folded = true;
+        }
+    }
+    em_flush(&e);
+    *first = e.first;
+    *last = e.last;
+    if (e.ndep == 1)
+        return e.dep[0];
+    /* Join what the next step must wait for (the last reduction and the last GEMM). */
+    {
+        struct prog *p = b->p;
+        int j = prog_mark(p, ST_COMPUTE, prog_label(p, "layer bwd done L%d", u->layer));
+        em_chain(&e, j);
+        return j;
+    }
+}

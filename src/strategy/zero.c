@@ -1,0 +1,442 @@
+/*
+ * zero.c - DeepSpeed ZeRO stages 1, 2 and 3 (DeepSpeed 0.16,
+ * deepspeed/runtime/zero/stage_1_and_2.py, stage3.py,
+ * partitioned_param_coordinator.py; config names and defaults of
+ * zero/config.py, formulas.md §2.3).
+ *
+ * Stages 1 and 2. Gradients go into "ipg" buckets of reduce_bucket_size
+ * elements as backward produces them (reduce_independent_p_g_buckets_and_
+ * remove_grads); a full bucket is reduced so that each rank receives the sum
+ * of its own partition (average_tensor: one reduce per owner rank, the volume
+ * of a reduce-scatter, modelled as one reduce-scatter of the bucket). Stage 2
+ * reduces in every micro-batch's backward; stage 1 only in the backward that
+ * ends gradient accumulation (reduce_ready_partitions_and_remove_grads: "if
+ * self.partition_gradients or self.is_gradient_accumulation_boundary").
+ * With overlap_comm the reduction runs on a side stream during backward;
+ * without it (the default for stages 1 and 2) it runs on the compute stream
+ * and backward waits. After the step each rank's updated 16-bit partition is
+ * all-gathered with one all_gather_into_tensor per parameter group
+ * (runtime/utils.py all_gather_dp_groups; allgather_bucket_size applies only
+ * to the fallback for torch without all_gather_into_tensor).
+ * Buffers: contiguous_gradients keeps one ipg buffer of reduce_bucket_size
+ * elements, two with overlap_comm (ipg_index double buffering).
+ *
+ * Stage 3. Parameters are partitioned; each module's parameters are
+ * all-gathered before its forward and again before its backward (fetch_sub_
+ * module), then released (release_sub_module) unless they are reused within
+ * stage3_max_reuse_distance elements of the trace or are persistent (numel <=
+ * stage3_param_persistence_threshold: never partitioned). After fetching the
+ * current module the coordinator prefetches the next parameters of the trace,
+ * up to min(stage3_max_live_parameters - available, stage3_prefetch_bucket_size)
+ * elements but always at least one parameter. Gradients are reduce-scattered
+ * in ipg buckets of reduce_bucket_size (on reduce_and_partition_stream with
+ * overlap_comm) in every micro-batch; the end-of-backward epilogue
+ * synchronizes that stream (independent_gradient_partition_epilogue), so the
+ * next micro-batch's forward starts after the last reduction.
+ *
+ * Granularity: one simulated unit (embedding, transformer layer, head) is
+ * one fetch. The prefetch window is translated to units: a fetch of unit k
+ * prefetches k+1, k+2, ... while the window allows, at least one unit when
+ * prefetching is on (the window at DeepSpeed's sub-module granularity is
+ * min(prefetch_bucket, max_live - largest tensor), since a fetch makes only
+ * the current module's tensors available). All collectives of the data-
+ * parallel group run in issue order (dp.h).
+ *
+ * Offload (ZeRO-Offload / ZeRO-Infinity): each reduced gradient partition is
+ * copied to the host as fp32, the step runs on the CPU, the updated 16-bit
+ * partition is copied back; with offload_param the 16-bit partition lives on
+ * the host and is copied to the device before every all-gather (offload.c).
+ */
+#include <stdlib.h>
+
+#include "dp.h"
+#include "memory.h"
+
+struct zunit {
+    double gather_bytes; /* partitioned bytes this unit gathers (persistent ones excluded) */
+    double params;       /* elements, for the prefetch window */
+    bool avail;          /* gathered and not released */
+    bool keep;           /* reused within max_reuse_distance after its forward: not released */
+    int ready;           /* task after which it is available, -1 = none needed */
+};
+
+struct zero {
+    int stage;               /* 1, 2 or 3 */
+    struct dp_pg pg;         /* the data-parallel process group */
+    struct dp_bucket bucket; /* ipg bucket, bytes at the communication dtype */
+    double pbytes;           /* bytes per 16-bit parameter element (gathers, reductions) */
+    double params;           /* trainable elements on this rank */
+    int last_d2h;            /* last gradient copy to the host, -1 = none */
+    struct zunit *u;         /* stage 3: per unit of the build */
+    double window;           /* stage 3: prefetch window, elements (0 = no prefetch) */
+    int epilogue;            /* stage 3: last reduction of the previous micro-batch, -1 */
+};
+
+static bool offload_grads(const struct scenario *s)
+{
+    return s->train.offload != OFFLOAD_NONE;
+}
+
+static double param_elem_bytes(const struct scenario *s)
+{
+    struct state_bytes sb;
+
+    memory_state_bytes(s, &sb);
+    return sb.params;
+}
+
+/* ---- gradient reduction (all stages) ------------------------------------------------------ */
+
+/*
+ * ZeRO-Offload's gradient path for one reduced bucket, this rank's partition
+ * of `elems` elements, after task `dep`. Accumulating micro-steps bring the
+ * host's running sum back to the GPU, add, and send it out again in 16 bits;
+ * the step's own gradient goes out as fp32 (stage_1_and_2.py
+ * async_accumulate_grad_in_cpu_via_gpu and async_inplace_copy_grad_to_fp32_
+ * buffer_from_gpu; stage3.py __partition_grads likewise adds on the GPU).
+ */
+static void offload_partition(struct build *b, struct zero *z, double elems, int mb, int dep)
+{
+    bool boundary = mb == b->m - 1;
+    int c;
+
+    if (mb > 0 && z->stage >= 2) /* stage 1 accumulates on the GPU and reduces once */
+        dep = offload_copy(b, true, elems * z->pbytes, dep, "accumulated gradient to device", 0);
+    c = offload_copy(b, false, elems * (boundary && z->stage < 3 ? 4.0 : z->pbytes), dep,
+                     "gradient partition to host", 0);
+    if (c >= 0)
+        z->last_d2h = c;
+}
+
+/* Reduce one full ipg bucket of `bytes` after task `dep`; (offload) move this rank's share. */
+static void reduce_bucket(struct build *b, struct zero *z, double bytes, int mb, int dep)
+{
+    int stream = b->s->zero.overlap_comm ? ST_DP : ST_COMPUTE;
+    int t = dp_pg_coll(b, &z->pg, stream, COLL_REDUCE_SCATTER, bytes, "reduce-scatter bucket %d",
+                       z->bucket.issued, dep);
+
+    if (offload_grads(b->s))
+        offload_partition(b, z, bytes / z->pbytes / z->pg.size, mb, t >= 0 ? t : dep);
+}
+
+static void reduce_grads(struct build *b, struct zero *z, int ui, int mb, int grad_task)
+{
+    double bytes = dp_unit_grad_elems(b, ui) * z->pbytes, full;
+
+    while ((full = dp_bucket_pour(&z->bucket, &bytes)) > 0)
+        reduce_bucket(b, z, full, mb, grad_task);
+    if (dp_unit_ends_backward(b, ui) && (full = dp_bucket_flush(&z->bucket)) > 0)
+        reduce_bucket(b, z, full, mb, grad_task);
+}
+
+/* The optimizer step on this rank's partition, on the GPU or (offload) the host. */
+static int partition_step(struct build *b, struct zero *z, int dep)
+{
+    double n = z->pg.size, part = z->params / n;
+    int t;
+
+    if (!offload_grads(b->s))
+        return emit_optimizer(b, part, memory_optimizer_traffic(b->s), dep);
+    t = offload_cpu_step(b, part, z->last_d2h >= 0 ? z->last_d2h : dep);
+    if (b->s->train.offload == OFFLOAD_PARAMS)
+        return t; /* the 16-bit partition lives on the host too */
+    return offload_copy(b, true, part * z->pbytes, t, "updated partition to device", 0);
+}
+
+static void common_init(struct build *b, struct zero *z, int stage)
+{
+    const struct scenario *s = b->s;
+    struct shard_factors f;
+    int i;
+
+    b->dp_state = z;
+    z->stage = stage;
+    z->pbytes = param_elem_bytes(s);
+    z->last_d2h = -1;
+    z->epilogue = -1;
+    dp_pg_init(&z->pg, b, COMM_DP);
+    dp_bucket_init(&z->bucket, 0, s->zero.reduce_bucket_size * z->pbytes);
+    for (i = 0; i < b->nunits; i++)
+        z->params += dp_unit_grad_elems(b, i);
+    memory_shard_factors(s, &f);
+    memory_emit_model_states(b, &f);
+}
+
+static void zero_release(struct build *b)
+{
+    struct zero *z = b->dp_state;
+
+    if (z)
+        free(z->u);
+    free(z);
+    b->dp_state = NULL;
+}
+
+/* ---- stages 1 and 2 ----------------------------------------------------------------------- */
+
+static void zero12_init(struct build *b)
+{
+    const struct scenario *s = b->s;
+    struct zero *z = xcalloc(1, sizeof(*z));
+    double buffers = s->zero.overlap_comm ? 2 : 1;
+
+    common_init(b, z, s->par.sharding == SHARD_ZERO1 ? 1 : 2);
+    if (s->zero.contiguous_gradients)
+        memory_emit_static(b, MC_COMM, buffers * s->zero.reduce_bucket_size * z->pbytes,
+                           "ZeRO ipg gradient buckets");
+}
+
+static void zero12_post_backward(struct build *b, int ui, int mb, int grad_task)
+{
+    struct zero *z = b->dp_state;
+
+    if (z->stage == 1 && mb != b->m - 1)
+        return; /* stage 1 reduces only at the gradient-accumulation boundary */
+    reduce_grads(b, z, ui, mb, grad_task);
+}
+
+static void zero12_step(struct build *b)
+{
+    struct zero *z = b->dp_state;
+    int dep = z->pg.last >= 0 ? z->pg.last : b->grads_ready;
+    int t = partition_step(b, z, dep);
+
+    /* Every rank's updated 16-bit partition, gathered on the compute stream (step is synchronous).
+     */
+    dp_pg_coll(b, &z->pg, ST_COMPUTE, COLL_ALL_GATHER, z->params * z->pbytes, "param all-gather", 0,
+               t);
+}
+
+const struct dp_ops dp_zero12 = {
+    .name = "deepspeed-zero12",
+    .init = zero12_init,
+    .post_backward = zero12_post_backward,
+    .step = zero12_step,
+    .release = zero_release,
+};
+
+/* ---- stage 3 ------------------------------------------------------------------------------ */
+
+/*
+ * Elements of a unit's tensors at or below the persistence threshold (norm
+ * weights and biases; embedding and head tables are far above it), per rank
+ * after tensor parallelism.
+ */
+static double persistent_elems(const struct scenario *s, int kind, double threshold)
+{
+    const struct model *m = &s->model;
+    double tp = s->par.tp, h = m->hidden, q = (double)m->heads * m->head_dim;
+    double kv = (double)m->kv_heads * m->head_dim, f = m->ffn_hidden;
+    double norm = h, sum = 0;
+    double small[8];
+    int n = 0, i, norms = kind == UNIT_LAYER ? 2 : (kind == UNIT_HEAD ? 1 : 0);
+
+    for (i = 0; i < norms; i++) {
+        small[n++] = norm;
+        if (m->norm == NORM_LAYERNORM)
+            small[n++] = norm; /* LayerNorm bias */
+    }
+    if (kind == UNIT_LAYER && m->bias) {
+        small[n++] = (q + 2 * kv) / tp; /* QKV biases */
+        small[n++] = h;                 /* output projection bias */
+        small[n++] = f / tp;            /* FC1 bias */
+        small[n++] = h;                 /* FC2 bias */
+    }
+    for (i = 0; i < n; i++)
+        if (small[i] <= threshold)
+            sum += small[i];
+    return sum;
+}
+
+/* The largest tensor of a transformer layer (an MLP matrix or the attention projections). */
+static double largest_tensor(const struct scenario *s)
+{
+    const struct model *m = &s->model;
+    double h = m->hidden, q = (double)m->heads * m->head_dim, f = m->ffn_hidden;
+    double mlp = h * f / s->par.tp, attn = h * q / s->par.tp;
+
+    return mlp > attn ? mlp : attn;
+}
+
+static void zero3_units(struct build *b, struct zero *z)
+{
+    const struct scenario *s = b->s;
+    const struct zero_cfg *c = &s->zero;
+    double persist = 0, after = 0, largest = largest_tensor(s);
+    int i;
+
+    z->u = xcalloc((size_t)b->nunits, sizeof(*z->u));
+    for (i = 0; i < b->nunits; i++) {
+        struct zunit *u = &z->u[i];
+        double all = dp_unit_gather_bytes(b, i, z->pbytes);
+        double keep = persistent_elems(s, b->units[i].kind, c->param_persistence_threshold);
+        double frac = b->units[i].params > 0 ? keep / b->units[i].params : 0;
+        frac = frac > 1 ? 1 : frac;
+        u->gather_bytes = all * (1 - frac);
+        u->params = b->units[i].params;
+        u->ready = -1;
+        persist += all * frac;
+    }
+    /* Kept for backward when the rest of the forward and the backward back to it fit the distance.
+     */
+    for (i = b->nunits - 1; i >= 0; i--) {
+        z->u[i].keep = 2 * after < c->max_reuse_distance;
+        after += z->u[i].params;
+    }
+    z->window = c->prefetch_bucket_size;
+    if (c->max_live_parameters - largest < z->window)
+        z->window = c->max_live_parameters - largest;
+    if (z->window < 0)
+        z->window = 0;
+    /* Persistent parameters are whole on every rank; the model states counted them 1/N. */
+    if (z->pg.size > 1)
+        memory_emit_static(b, MC_PARAMS, persist * (1 - 1.0 / z->pg.size),
+                           "ZeRO-3 persistent parameters");
+}
+
+static void zero3_init(struct build *b)
+{
+    const struct scenario *s = b->s;
+    struct zero *z = xcalloc(1, sizeof(*z));
+
+    common_init(b, z, 3);
+    zero3_units(b, z);
+    if (s->zero.contiguous_gradients)
+        memory_emit_static(b, MC_COMM, s->zero.reduce_bucket_size * z->pbytes,
+                           "ZeRO-3 ipg gradient bucket");
+}
+
+/*
+ * Make unit `ui` available: (offload) copy its partition in, then all-gather
+ * it, no earlier than task `dep` (-1 = at once).
+ */
+static int fetch(struct build *b, struct zero *z, int ui, int dep)
+{
+    struct zunit *u = &z->u[ui];
+    int h2d = -1, ag;
+
+    if (u->avail)
+        return u->ready;
+    u->avail = true;
+    u->ready = -1;
+    if (z->pg.size <= 1 || u->gather_bytes <= 0)
+        return -1;
+    if (b->s->train.offload == OFFLOAD_PARAMS)
+        h2d = offload_copy(b, true, u->gather_bytes / z->pg.size, dep, "param partition to device",
+                           0);
+    ag = dp_pg_coll(b, &z->pg, ST_DP_GATHER, COLL_ALL_GATHER, u->gather_bytes, "fetch unit %d", ui,
+                    h2d >= 0 ? h2d : dep);
+    task_mem_start(&b->p->tasks[ag], MC_GATHERED, bytes_i64(u->gather_bytes));
+    u->ready = ag;
+    return ag;
+}
+
+static void release(struct build *b, struct zero *z, int ui, int after)
+{
+    struct zunit *u = &z->u[ui];
+
+    if (!u->avail)
+        return;
+    u->avail = false;
+    if (z->pg.size > 1 && u->gather_bytes > 0)
+        dp_mem_mark(b, ST_COMPUTE, after, MC_GATHERED, -u->gather_bytes, "release gathered unit");
+}
+
+/*
+ * The coordinator runs in the module hooks on the CPU, which DeepSpeed keeps
+ * close to the GPU (fetch waits, event synchronizations): a fetch or prefetch
+ * issued when unit ui starts goes out after the compute issued before it.
+ */
+static int hook_time(const struct build *b)
+{
+    return b->last_fwd > b->last_bwd ? b->last_fwd : b->last_bwd;
+}
+
+/* Prefetch the units after `ui` in direction `dir` (+1 forward, -1 backward) within the window. */
+static void prefetch(struct build *b, struct zero *z, int ui, int dir)
+{
+    double budget = z->window;
+    int now = hook_time(b), j;
+
+    for (j = ui + dir; budget > 0 && j >= 0 && j < b->nunits; j += dir) {
+        if (!z->u[j].avail)
+            fetch(b, z, j, now);
+        budget -= z->u[j].params;
+    }
+}
+
+/* A zero-time join of two tasks on the compute stream (the compute waits for both). */
+static int join(struct build *b, int a, int c)
+{
+    struct prog *p = b->p;
+    int t;
+
+    if (a < 0 || c < 0)
+        return a < 0 ? c : a;
+    t = prog_mark(p, ST_COMPUTE, prog_label(p, "wait for reductions (epilogue sync)", 0));
+    prog_dep(p, t, a);
+    if (a != c)
+        prog_dep(p, t, c);
+    return t;
+}
+
+static int zero3_pre_forward(struct build *b, int ui, int mb)
+{
+    struct zero *z = b->dp_state;
+    int ready = fetch(b, z, ui, hook_time(b)), sync = -1;
+
+    (void)mb;
+    if (ui == b->chunk_first[b->units[ui].chunk]) {
+        sync = z->epilogue; /* the previous backward's epilogue synchronized the reduce stream */
+        z->epilogue = -1;
+    }
+    prefetch(b, z, ui, +1);
+    return join(b, ready, sync);
+}
+
+static void zero3_post_forward(struct build *b, int ui, int mb, int fwd_task)
+{
+    struct zero *z = b->dp_state;
+
+    (void)mb;
+    if (!z->u[ui].keep)
+        release(b, z, ui, fwd_task);
+}
+
+static int zero3_pre_backward(struct build *b, int ui, int mb)
+{
+    struct zero *z = b->dp_state;
+    int ready = fetch(b, z, ui, hook_time(b));
+
+    (void)mb;
+    prefetch(b, z, ui, -1);
+    return ready;
+}
+
+static void zero3_post_backward(struct build *b, int ui, int mb, int grad_task)
+{
+    struct zero *z = b->dp_state;
+
+    release(b, z, ui, grad_task);
+    reduce_grads(b, z, ui, mb, grad_task);
+    if (dp_unit_ends_backward(b, ui))
+        z->epilogue = z->pg.last;
+}
+
+static void zero3_step(struct build *b)
+{
+    struct zero *z = b->dp_state;
+
+    partition_step(b, z, z->pg.last >= 0 ? z->pg.last : b->grads_ready);
+}
+
+const struct dp_ops dp_zero3 = {
+    .name = "deepspeed-zero3",
+    .init = zero3_init,
+    .pre_forward = zero3_pre_forward,
+    .post_forward = zero3_post_forward,
+    .pre_backward = zero3_pre_backward,
+    .post_backward = zero3_post_backward,
+    .step = zero3_step,
+    .release = zero_release,
+};

@@ -1,0 +1,308 @@
+/*
+ * test_pipeline.c - pipeline parallelism end to end: the layer split over
+ * stages, and the bubble and in-flight activation memory that emerge from
+ * simulated schedules, against the closed forms of NAR21 §2.2 and KOR22
+ * §4.2.3 (formulas.md §4).
+ *
+ * The test model is compute-bound with a tiny vocabulary (embedding and head
+ * negligible) and its stages sit inside one NVLink node, so transfers are a
+ * small fraction of a step: the simulated bubble should match the closed
+ * forms, which ignore communication, within a few percent.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "config_schema.h"
+#include "run.h"
+#include "strategy.h"
+#include "workload.h"
+
+#define BASE                                                                                       \
+    "hardware: dgx-h100\n"                                                                         \
+    "workload: {layers: 16, hidden: 4096, heads: 32, vocab: 256, max_seq: 2048,\n"                 \
+    "           activation: gelu, norm: layernorm, position: rope, bias: false, dropout: false}\n" \
+    "cluster: {gpus: 4}\n"                                                                         \
+    "training: {seq_len: 2048, micro_batch: 1, recompute: none, attention: flash}\n"               \
+    "parallelism: {pp: 4, tp: 1, dp: 1, order: pp-tp-cp-ep-dp}\n"
+
+/* Load BASE with overrides ("key=value" strings, NULL-terminated) and simulate one step. */
+static struct scenario *load(const char *const *sets)
+{
+    struct cfg_override ovr[16] = { { 0 } };
+    struct scenario *s;
+    int n = 0, i;
+
+    while (sets && sets[n]) {
+        assert_int_equal(cfg_override_init(&ovr[n], sets[n], stderr), 0);
+        n++;
+    }
+    s = cfg_load_scenario_mem("pipeline-test.yaml", BASE, strlen(BASE), ovr, n, stderr);
+    for (i = 0; i < n; i++)
+        cfg_override_release(&ovr[i]);
+    assert_non_null(s);
+    return s;
+}
+
+static void simulate(const struct scenario *s, struct run *r)
+{
+    struct sim_opts opts = { 0 };
+    char reason[256];
+
+    if (run_scenario(s, &opts, r, reason, sizeof(reason)) != 0)
+        fail_msg("%s", reason);
+}
+
+/* Idle time of stage `st` over its compute time (the bubble relative to ideal time). */
+static double bubble(const struct run *r, int st)
+{
+    const struct rank_result *rr = &r->sim.ranks[st];
+    double compute = (double)(rr->bucket[TC_FWD] + rr->bucket[TC_BWD] + rr->bucket[TC_RECOMPUTE]);
+
+    assert_int_equal(rr->coords[DIM_PP], st);
+    return (double)rr->bucket[TC_IDLE] / compute;
+}
+
+static double rel_err(double got, double want)
+{
+    return got > want ? (got - want) / want : (want - got) / want;
+}
+
+/* ---- the layer split ---------------------------------------------------------------------- */
+
+/* 126 layers on 16 stages x 8 chunks with 7 + 7 on the end stages: Llama 3 405B's split. */
+static void test_partition_llama3_405b(void **state)
+{
+    int out[128], st, c, sum = 0;
+    char reason[128];
+
+    (void)state;
+    assert_int_equal(strategy_partition(126, 16, 8, 7, 7, out, reason, sizeof(reason)), 0);
+    for (st = 0; st < 16; st++)
+        for (c = 0; c < 8; c++) {
+            int want = (st == 0 && c == 0) || (st == 15 && c == 7) ? 0 : 1;
+            assert_int_equal(out[c * 16 + st], want);
+            sum += out[c * 16 + st];
+        }
+    assert_int_equal(sum, 126);
+}
+
+/* Uneven chunks inside a stage: the embedding's chunk (stage 0) gets the shortfall first. */
+static void test_partition_chunks_and_errors(void **state)
+{
+    int out[16];
+    char reason[128];
+
+    (void)state;
+    assert_int_equal(strategy_partition(20, 2, 3, 0, 0, out, reason, sizeof(reason)), 0);
+    /* stage 0: 3, 3, 4 over its chunks; stage 1: 4, 3, 3 (out[c * pp + stage]) */
+    assert_int_equal(out[0], 3);
+    assert_int_equal(out[2], 3);
+    assert_int_equal(out[4], 4);
+    assert_int_equal(out[1], 4);
+    assert_int_equal(out[3], 3);
+    assert_int_equal(out[5], 3);
+    /* first and last given: the middle stages share the rest */
+    assert_int_equal(strategy_partition(30, 4, 1, 6, 6, out, reason, sizeof(reason)), 0);
+    assert_int_equal(out[1], 9);
+    assert_int_equal(out[2], 9);
+    assert_int_equal(strategy_partition(10, 4, 1, 0, 0, out, reason, sizeof(reason)), -1);
+    assert_non_null(strstr(reason, "do not split evenly"));
+    assert_int_equal(strategy_partition(10, 2, 1, 6, 6, out, reason, sizeof(reason)), -1);
+}
+
+/* 14 layers on 4 stages: embedding and loss count as layers, so the end stages hold 3 each. */
+static void test_partition_scenario_accounts_embedding(void **state)
+{
+    const char *sets[] = { "workload.layers=14", "training.global_batch=8", NULL };
+    struct scenario *s = load(sets);
+    struct run r;
+    int st, total = 0;
+
+    (void)state;
+    for (st = 0; st < 4; st++)
+        total += strategy_stage_layers(s, st);
+    assert_int_equal(strategy_stage_layers(s, 0), 3);
+    assert_int_equal(strategy_stage_layers(s, 1), 4);
+    assert_int_equal(strategy_stage_layers(s, 3), 3);
+    assert_int_equal(total, 14);
+    simulate(s, &r);
+    assert_true(r.step_s > 0);
+    run_release(&r);
+    cfg_free(s);
+}
+
+/* ---- bubble -------------------------------------------------------------------------------------
+ */
+
+/* 1F1B: bubble / ideal = (p - 1) / m on every stage (NAR21 §2.2.1); it shrinks as m grows. */
+static void test_pipeline_1f1b_bubble_closed_form(void **state)
+{
+    static const char *const m8[] = { "training.global_batch=8", NULL };
+    static const char *const m16[] = { "training.global_batch=16", NULL };
+    static const char *const m32[] = { "training.global_batch=32", NULL };
+    const char *const *sets[] = { m8, m16, m32 };
+    const int ms[] = { 8, 16, 32 };
+    double prev = 1e9;
+    size_t k;
+
+    (void)state;
+    for (k = 0; k < ARRAY_LEN(ms); k++) {
+        struct scenario *s = load(sets[k]);
+        struct run r;
+        double want = 3.0 / ms[k], got;
+        simulate(s, &r);
+        got = bubble(&r, 1);
+        if (rel_err(got, want) > 0.08)
+            fail_msg("m=%d: 1F1B bubble %.4f, closed form (p-1)/m = %.4f", ms[k], got, want);
+        assert_true(got < prev);
+        prev = got;
+        run_release(&r);
+        cfg_free(s);
+    }
+}
+
+/* GPipe has the same bubble as 1F1B (NAR21 §2.2.1). */
+static void test_pipeline_gpipe_bubble(void **state)
+{
+    const char *sets[] = { "training.global_batch=16", "parallelism.schedule=gpipe", NULL };
+    struct scenario *s = load(sets);
+    struct run r;
+    double got;
+
+    (void)state;
+    simulate(s, &r);
+    got = bubble(&r, 1);
+    if (rel_err(got, 3.0 / 16) > 0.08)
+        fail_msg("GPipe bubble %.4f, closed form %.4f", got, 3.0 / 16);
+    run_release(&r);
+    cfg_free(s);
+}
+
+/*
+ * Interleaving with v chunks divides the bubble by v (NAR21 §2.2.2) and multiplies the
+ * point-to-point traffic by v.
+ */
+static void test_pipeline_interleaved_bubble_and_traffic(void **state)
+{
+    const char *plain[] = { "training.global_batch=16", NULL };
+    const char *inter[] = { "training.global_batch=16", "parallelism.vpp=2", NULL };
+    struct scenario *s1 = load(plain), *s2 = load(inter);
+    struct run r1, r2;
+    double got, want = 3.0 / (16 * 2), b1, b2;
+
+    (void)state;
+    assert_int_equal(s2->par.schedule, SCHED_INTERLEAVED);
+    simulate(s1, &r1);
+    simulate(s2, &r2);
+    got = bubble(&r2, 1);
+    if (rel_err(got, want) > 0.12)
+        fail_msg("interleaved bubble %.4f, closed form (p-1)/(m v) = %.4f", got, want);
+    assert_true(got < bubble(&r1, 1));
+    b1 = r1.sim.ranks[1].comm_bytes[COMM_PP_NEXT];
+    b2 = r2.sim.ranks[1].comm_bytes[COMM_PP_NEXT];
+    assert_true(b1 > 0);
+    assert_true(rel_err(b2 / b1, 2.0) < 1e-9);
+    run_release(&r1);
+    run_release(&r2);
+    cfg_free(s1);
+    cfg_free(s2);
+}
+
+/* ZB-H1 fills the cool-down with weight gradients: about a third of 1F1B's bubble (ZB README). */
+static void test_pipeline_zb_h1_smaller_bubble(void **state)
+{
+    const char *plain[] = { "training.global_batch=16", NULL };
+    const char *zb[] = { "training.global_batch=16", "parallelism.schedule=zb-h1", NULL };
+    struct scenario *s1 = load(plain), *s2 = load(zb);
+    struct run r1, r2;
+    double b1, b2;
+
+    (void)state;
+    simulate(s1, &r1);
+    simulate(s2, &r2);
+    b1 = bubble(&r1, 0);
+    b2 = bubble(&r2, 0);
+    if (!(b2 < 0.6 * b1))
+        fail_msg("ZB-H1 bubble %.4f is not well below 1F1B's %.4f", b2, b1);
+    /* ...with the same activations in flight (ZB-H1: 1x 1F1B memory) */
+    assert_true(rel_err((double)r2.sim.ranks[0].at_peak[MC_ACT],
+                        (double)r1.sim.ranks[0].at_peak[MC_ACT]) < 0.02);
+    run_release(&r1);
+    run_release(&r2);
+    cfg_free(s1);
+    cfg_free(s2);
+}
+
+/* ---- activations in flight ------------------------------------------------------------------ */
+
+/* Saved activations of one micro-batch on stage 0 (4 layers and the embedding). */
+static double stage0_act_per_mb(const struct scenario *s)
+{
+    struct shard sh;
+    struct layer_cost lc;
+    struct edge_cost emb;
+
+    workload_shard(s, &sh);
+    workload_layer(s, &sh, false, &lc);
+    workload_embedding(s, &sh, &emb);
+    return 4 * lc.act[RC_NONE] + emb.act;
+}
+
+/*
+ * The memory peak of stage 0 holds p micro-batches of activations under 1F1B (KOR22 §4.2.3),
+ * all m under GPipe, and p * v + p - 1 chunks, i.e. 1 + (p - 1) / (p v) times 1F1B's, when
+ * interleaved.
+ */
+static void test_pipeline_in_flight_activations(void **state)
+{
+    const char *f1b[] = { "training.global_batch=16", NULL };
+    const char *gp[] = { "training.global_batch=16", "parallelism.schedule=gpipe", NULL };
+    const char *il[] = { "training.global_batch=16", "parallelism.vpp=2", NULL };
+    struct scenario *s1 = load(f1b), *s2 = load(gp), *s3 = load(il);
+    struct run r1, r2, r3;
+    double per_mb = stage0_act_per_mb(s1), a1, a2, a3;
+
+    (void)state;
+    simulate(s1, &r1);
+    simulate(s2, &r2);
+    simulate(s3, &r3);
+    a1 = (double)r1.sim.ranks[0].at_peak[MC_ACT];
+    a2 = (double)r2.sim.ranks[0].at_peak[MC_ACT];
+    a3 = (double)r3.sim.ranks[0].at_peak[MC_ACT];
+    if (rel_err(a1, 4 * per_mb) > 0.01)
+        fail_msg("1F1B stage 0 holds %.3g B of activations, want p = 4 micro-batches (%.3g B)", a1,
+                 4 * per_mb);
+    if (rel_err(a2, 16 * per_mb) > 0.01)
+        fail_msg("GPipe stage 0 holds %.3g B, want m = 16 micro-batches (%.3g B)", a2, 16 * per_mb);
+    /* interleaved: chunks carry half the layers; the embedding rides in chunk 0 */
+    if (rel_err(a3, a1 * (1 + 3.0 / 8)) > 0.05)
+        fail_msg("interleaved stage 0 holds %.3g B, want 1F1B x (1 + (p-1)/(p v)) = %.3g B", a3,
+                 a1 * (1 + 3.0 / 8));
+    run_release(&r1);
+    run_release(&r2);
+    run_release(&r3);
+    cfg_free(s1);
+    cfg_free(s2);
+    cfg_free(s3);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_partition_llama3_405b),
+        cmocka_unit_test(test_partition_chunks_and_errors),
+        cmocka_unit_test(test_partition_scenario_accounts_embedding),
+        cmocka_unit_test(test_pipeline_1f1b_bubble_closed_form),
+        cmocka_unit_test(test_pipeline_gpipe_bubble),
+        cmocka_unit_test(test_pipeline_interleaved_bubble_and_traffic),
+        cmocka_unit_test(test_pipeline_zb_h1_smaller_bubble),
+        cmocka_unit_test(test_pipeline_in_flight_activations),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

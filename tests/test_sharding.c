@@ -1,0 +1,549 @@
+/*
+ * test_sharding.c - data-parallel sharding (strategy/dp.c, zero.c, fsdp.c,
+ * offload.c): the strategy chosen per mode, buckets, process-group order,
+ * ZeRO's model-state and communication figures, FSDP's prefetch and limiter
+ * rules, HYBRID_SHARD's network traffic, and CPU offload.
+ *
+ * Scenarios are the shipped teaching files (scenarios/sharding_*.yaml) with
+ * --set style overrides, so the tests also keep those files honest.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+#include "csv.h"
+#include "memory.h"
+#include "report.h"
+#include "run.h"
+#include "strategy.h"
+#include "strategy/dp.h"
+#include "validate.h"
+#include "workload.h"
+
+#define DATA(rel) SIMTRAIN_SOURCE_DIR "/" rel
+#define MAX_SET   8
+
+/* A loaded scenario and its simulated step. */
+struct sim_case {
+    struct scenario *s;
+    struct run r;
+};
+
+enum {
+    SYMMETRIC = 0,
+    ALL_RANKS = 1, /* simulate every rank */
+    TIMELINE = 2   /* record the memory timeline */
+};
+
+/*
+ * Load scenarios/NAME.yaml with "key=value" overrides (NULL-terminated) and
+ * simulate one step; `mode` is a mask of ALL_RANKS and TIMELINE.
+ */
+static void run_case(struct sim_case *c, const char *name, int mode, ...)
+{
+    struct cfg_override ovr[MAX_SET];
+    char keys[MAX_SET][128], path[512], reason[256];
+    struct sim_opts opts = { 0 };
+    const char *kv;
+    va_list ap;
+    int n = 0;
+
+    va_start(ap, mode);
+    while ((kv = va_arg(ap, const char *)) != NULL) {
+        const char *eq = strchr(kv, '=');
+        assert_non_null(eq);
+        assert_true(n < MAX_SET);
+        snprintf(keys[n], sizeof(keys[n]), "%.*s", (int)(eq - kv), kv);
+        ovr[n].key = keys[n];
+        ovr[n].value = eq + 1;
+        ovr[n].arg = kv;
+        n++;
+    }
+    va_end(ap);
+    snprintf(path, sizeof(path), DATA("scenarios/%s.yaml"), name);
+    c->s = cfg_load_scenario(path, ovr, n, stderr);
+    if (!c->s)
+        fail_msg("scenario '%s' did not load", name);
+    opts.all_ranks = (mode & ALL_RANKS) != 0;
+    opts.trace = (mode & TIMELINE) != 0;
+    if (run_scenario(c->s, &opts, &c->r, reason, sizeof(reason)) != 0)
+        fail_msg("scenario '%s' did not run: %s", name, reason);
+}
+
+static void free_case(struct sim_case *c)
+{
+    run_release(&c->r);
+    cfg_free(c->s);
+}
+
+static const struct rank_result *rank0(const struct sim_case *c)
+{
+    return &c->r.sim.ranks[0];
+}
+
+/* Model-state bytes (parameters, master, gradients, optimizer) at the rank's peak. */
+static double model_states(const struct sim_case *c)
+{
+    const struct rank_result *rr = rank0(c);
+
+    return (double)(rr->at_peak[MC_PARAMS] + rr->at_peak[MC_MASTER] + rr->at_peak[MC_GRADS] +
+                    rr->at_peak[MC_OPTIM]);
+}
+
+/* The most bytes of category `cat` alive at once on rank 0 (needs TIMELINE). */
+static double timeline_max(const struct sim_case *c, int cat)
+{
+    const struct rank_result *rr = rank0(c);
+    double most = 0;
+    size_t i;
+
+    assert_true(rr->ntl > 0);
+    for (i = 0; i < rr->ntl; i++)
+        if ((double)rr->tl[i].cur[cat] > most)
+            most = (double)rr->tl[i].cur[cat];
+    return most;
+}
+
+/* Collectives of one kind and operation in a program. */
+static int count_colls(const struct prog *p, int comm, int op)
+{
+    int i, n = 0;
+
+    for (i = 0; i < p->ntasks; i++)
+        if (p->tasks[i].kind == TASK_COLL && p->tasks[i].comm == comm && p->tasks[i].op == op)
+            n++;
+    return n;
+}
+
+/* ---- strategy choice, buckets, order --------------------------------------------------- */
+
+/* zero1 runs as Megatron's distributed optimizer only under Megatron; the rest map one to one. */
+static void test_sharding_dp_ops_choice(void **state)
+{
+    struct scenario s;
+    char reason[128];
+    static const struct {
+        enum sharding sh;
+        enum framework fw;
+        int tp;
+        const struct dp_ops *want;
+    } cases[] = {
+        { SHARD_NONE, FW_AUTO, 1, &dp_ddp },     { SHARD_ZERO1, FW_AUTO, 1, &dp_zero12 },
+        { SHARD_ZERO1, FW_AUTO, 2, &dp_ddp },    { SHARD_ZERO1, FW_MEGATRON, 1, &dp_ddp },
+        { SHARD_ZERO2, FW_AUTO, 1, &dp_zero12 }, { SHARD_ZERO3, FW_DEEPSPEED, 1, &dp_zero3 },
+        { SHARD_FSDP, FW_AUTO, 1, &dp_fsdp },    { SHARD_FSDP_GRAD_OP, FW_AUTO, 1, &dp_fsdp },
+        { SHARD_HSDP, FW_AUTO, 1, &dp_fsdp },    { SHARD_FSDP_NO_SHARD, FW_AUTO, 1, &dp_fsdp },
+    };
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < ARRAY_LEN(cases); i++) {
+        scenario_defaults(&s);
+        s.par.sharding = cases[i].sh;
+        s.par.framework = cases[i].fw;
+        s.par.tp = cases[i].tp;
+        assert_ptr_equal(strategy_dp_ops(&s, reason, sizeof(reason)), cases[i].want);
+    }
+}
+
+/* 60 MB poured into 25 MB buckets with a 1 MB first bucket: 1, 25, 25 issued, 9 left open. */
+static void test_sharding_bucket_pour(void **state)
+{
+    struct dp_bucket bk;
+    double bytes = 60e6, full[4];
+    int n = 0;
+
+    (void)state;
+    dp_bucket_init(&bk, 1e6, 25e6);
+    while (n < 4 && (full[n] = dp_bucket_pour(&bk, &bytes)) > 0)
+        n++;
+    assert_int_equal(n, 3);
+    assert_true(fabs(full[0] - 1e6) < 1 && fabs(full[1] - 25e6) < 1 && fabs(full[2] - 25e6) < 1);
+    assert_true(fabs(bytes) < 1);
+    assert_true(fabs(dp_bucket_flush(&bk) - 9e6) < 1);
+    assert_true(dp_bucket_flush(&bk) <= 0);
+}
+
+/* One NCCL stream per process group: every data-parallel collective waits for the previous one. */
+static void test_sharding_collectives_in_issue_order(void **state)
+{
+    struct sim_case c;
+    const struct prog *p;
+    int i, prev = -1, chained = 0, colls = 0;
+
+    (void)state;
+    run_case(&c, "sharding_7b_8gpu", SYMMETRIC, "parallelism.sharding=fsdp",
+             "training.global_batch=16", NULL);
+    p = c.r.progs[0];
+    for (i = 0; i < p->ntasks; i++) {
+        const struct task *t = &p->tasks[i];
+        int k;
+        if (t->kind != TASK_COLL || t->comm != COMM_DP)
+            continue;
+        colls++;
+        for (k = 0; k < t->npred && prev >= 0; k++)
+            if (p->preds[t->pred0 + k] == prev)
+                chained++;
+        prev = i;
+    }
+    assert_true(colls > 100);
+    assert_int_equal(chained, colls - 1);
+    free_case(&c);
+}
+
+/* ---- ZeRO: memory and traffic ---------------------------------------------------------- */
+
+/*
+ * ZeRO Fig. 1 / §5 at N_d = 8 with K = 12: model states per parameter are
+ * 16 (DDP), 4 + 12/8 = 5.5 (ZeRO-1), 2 + 14/8 = 3.75 (ZeRO-2), 16/8 = 2
+ * (ZeRO-3); the simulated peaks keep those ratios to DDP within 1 %, and
+ * the per-GPU peak falls stage by stage.
+ */
+static void test_sharding_zero_model_state_ratios(void **state)
+{
+    static const char *const modes[] = { "parallelism.sharding=none", "parallelism.sharding=zero1",
+                                         "parallelism.sharding=zero2",
+                                         "parallelism.sharding=zero3" };
+    static const double want[] = { 16, 5.5, 3.75, 2 };
+    double states[4], peak[4];
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < 4; i++) {
+        struct sim_case c;
+        run_case(&c, "sharding_7b_8gpu", SYMMETRIC, modes[i], NULL);
+        states[i] = model_states(&c);
+        peak[i] = c.r.peak_bytes;
+        free_case(&c);
+    }
+    for (i = 1; i < 4; i++) {
+        double ratio = states[i] / states[0];
+        assert_true(fabs(ratio / (want[i] / 16) - 1) < 0.01);
+        assert_true(peak[i] < peak[i - 1]);
+    }
+}
+
+/*
+ * ZeRO §7: per step (one micro-batch) DDP and ZeRO-1/2 move 2 Psi, ZeRO-3
+ * 3 Psi (all-gather in forward and backward, reduce-scatter); with
+ * stage3_max_reuse_distance 0 nothing is kept between forward and backward.
+ */
+static void test_sharding_zero_volume(void **state)
+{
+    static const char *const modes[] = { "parallelism.sharding=none", "parallelism.sharding=zero1",
+                                         "parallelism.sharding=zero2",
+                                         "parallelism.sharding=zero3" };
+    static const double want[] = { 2, 2, 2, 3 };
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < 4; i++) {
+        struct sim_case c;
+        struct report_dp d;
+        run_case(&c, "sharding_7b_8gpu", SYMMETRIC, modes[i], "zero.stage3_max_reuse_distance=0",
+                 NULL);
+        report_dp_traffic(&c.r, &d);
+        assert_true(fabs(d.volume_bytes / d.psi_bytes - want[i]) < 0.02 * want[i]);
+        free_case(&c);
+    }
+}
+
+/* At 1,024 tokens per GPU ZeRO-3's extra all-gathers cost step time over ZeRO-2 (8 GPUs). */
+static void test_sharding_zero3_gathers_cost_time(void **state)
+{
+    struct sim_case z2, z3;
+
+    (void)state;
+    run_case(&z2, "sharding_7b_8gpu", SYMMETRIC, "parallelism.sharding=zero2", NULL);
+    run_case(&z3, "sharding_7b_8gpu", SYMMETRIC, "parallelism.sharding=zero3", NULL);
+    assert_true(z3.r.step_s > z2.r.step_s);
+    assert_true(rank0(&z3)->busy[TC_COMM_DP] > 1.3 * rank0(&z2)->busy[TC_COMM_DP]);
+    free_case(&z2);
+    free_case(&z3);
+}
+
+/* Stage 1 reduces only in the last micro-batch's backward; stage 2 in every one. */
+static void test_sharding_zero1_reduces_at_boundary(void **state)
+{
+    struct sim_case z1, z2;
+    int n1, n2;
+
+    (void)state;
+    run_case(&z1, "sharding_7b_8gpu", SYMMETRIC, "parallelism.sharding=zero1",
+             "training.global_batch=32", NULL);
+    run_case(&z2, "sharding_7b_8gpu", SYMMETRIC, "parallelism.sharding=zero2",
+             "training.global_batch=32", NULL);
+    n1 = count_colls(z1.r.progs[0], COMM_DP, COLL_REDUCE_SCATTER);
+    n2 = count_colls(z2.r.progs[0], COMM_DP, COLL_REDUCE_SCATTER);
+    assert_true(n1 > 0);
+    assert_int_equal(n2, 4 * n1);
+    assert_int_equal(count_colls(z1.r.progs[0], COMM_DP, COLL_ALL_GATHER), 1);
+    free_case(&z1);
+    free_case(&z2);
+}
+
+/*
+ * The ZeRO-3 rows of tests/validation/runs.csv (SC'21 Table 2: GPT-3 175B and
+ * the 530B model on 384-2240 A100s) simulate and fit in 80 GB: the
+ * coordinator's fetches follow the compute, so at most the unit being
+ * computed and the prefetched ones are gathered (here no more than two).
+ */
+static void test_sharding_sc21_zero3_rows_fit(void **state)
+{
+    struct csv_error err;
+    struct csv_table *t = csv_read_file(DATA("tests/validation/runs.csv"), &err);
+    struct hardware *hw = cfg_load_hardware(DATA("hardware/dgx-a100-80g.yaml"), stderr);
+    int id, row, seen = 0;
+
+    (void)state;
+    assert_non_null(t);
+    assert_non_null(hw);
+    id = csv_column(t, "id");
+    for (row = 0; row < t->nrows; row++) {
+        struct scenario s;
+        struct sim_opts opts = { 0 };
+        struct run r;
+        char reason[256];
+        double layer;
+        if (!strstr(csv_field(t, row, id), "zero3"))
+            continue;
+        assert_int_equal(validate_row_scenario(t, row, hw, &s, reason, sizeof(reason)), 0);
+        assert_int_equal(run_scenario(&s, &opts, &r, reason, sizeof(reason)), 0);
+        layer = 2 * workload_params_layer(&s.model, false);
+        assert_true(r.fits);
+        assert_true((double)r.sim.ranks[0].at_peak[MC_GATHERED] <= 2 * layer * (1 + 1e-6));
+        run_release(&r);
+        seen++;
+    }
+    assert_int_equal(seen, 6);
+    cfg_free_hw(hw);
+    csv_free(t);
+}
+
+/* ---- FSDP ----------------------------------------------------------------------------------- */
+
+/*
+ * FULL_SHARD frees each block after its forward: with the rate limiter at
+ * most the root (never resharded after forward) and two blocks are unsharded
+ * at once (_limiter_utils.py: two in-flight all-gathers); SHARD_GRAD_OP keeps
+ * every block from its forward to its backward (the whole model).
+ */
+static void test_sharding_fsdp_gathered_memory(void **state)
+{
+    struct sim_case full, gradop;
+    const struct model *m;
+    double psi, block, root;
+
+    (void)state;
+    run_case(&full, "sharding_7b_8gpu", TIMELINE, "parallelism.sharding=fsdp", NULL);
+    run_case(&gradop, "sharding_7b_8gpu", TIMELINE, "parallelism.sharding=fsdp_grad_op", NULL);
+    m = &full.s->model;
+    psi = 2 * workload_params_total(m);
+    block = 2 * workload_params_layer(m, false);
+    root = 2 * (workload_params_embedding(m) + workload_params_head(m));
+    assert_true(timeline_max(&full, MC_GATHERED) <= (root + 2 * block) * (1 + 1e-6));
+    assert_true(timeline_max(&full, MC_GATHERED) >= (root + block) * (1 - 1e-6));
+    assert_true(timeline_max(&gradop, MC_GATHERED) >= psi * (1 - 1e-6));
+    free_case(&full);
+    free_case(&gradop);
+}
+
+/*
+ * Without limit_all_gathers the forward all-gathers run ahead of compute
+ * (here a block's all-gather takes less than its forward, at 4,096 tokens)
+ * and more blocks are unsharded at once than the limiter's two.
+ */
+static void test_sharding_fsdp_limiter(void **state)
+{
+    struct sim_case on, off;
+    double block;
+
+    (void)state;
+    run_case(&on, "sharding_7b_8gpu", TIMELINE, "parallelism.sharding=fsdp",
+             "training.seq_len=4096", NULL);
+    run_case(&off, "sharding_7b_8gpu", TIMELINE, "parallelism.sharding=fsdp",
+             "training.seq_len=4096", "fsdp.limit_all_gathers=false", NULL);
+    block = 2 * workload_params_layer(&on.s->model, false);
+    assert_true(timeline_max(&off, MC_GATHERED) > timeline_max(&on, MC_GATHERED) + 2 * block);
+    free_case(&on);
+    free_case(&off);
+}
+
+/* backward_prefetch none leaves each backward all-gather behind the previous reduce-scatter. */
+static void test_sharding_fsdp_backward_prefetch(void **state)
+{
+    struct sim_case pre, none;
+
+    (void)state;
+    run_case(&pre, "sharding_7b_8gpu", SYMMETRIC, "parallelism.sharding=fsdp", NULL);
+    run_case(&none, "sharding_7b_8gpu", SYMMETRIC, "parallelism.sharding=fsdp",
+             "fsdp.backward_prefetch=none", NULL);
+    assert_true(rank0(&none)->bucket[TC_COMM_DP] > rank0(&pre)->bucket[TC_COMM_DP]);
+    assert_true(none.r.step_s > pre.r.step_s);
+    free_case(&pre);
+    free_case(&none);
+}
+
+/* FSDP2 copies each all-gather out on the compute stream: one per block in forward and backward. */
+static void test_sharding_fsdp2_copy_out(void **state)
+{
+    struct sim_case v1, v2;
+    const struct prog *p;
+    int i, copies = 0;
+
+    (void)state;
+    run_case(&v1, "sharding_7b_8gpu", SYMMETRIC, "parallelism.sharding=fsdp", NULL);
+    run_case(&v2, "sharding_7b_8gpu", SYMMETRIC, "parallelism.sharding=fsdp", "fsdp.version=2",
+             NULL);
+    p = v2.r.progs[0];
+    for (i = 0; i < p->ntasks; i++)
+        if (p->tasks[i].kind == TASK_COMPUTE && p->tasks[i].tcat == TC_COMM_DP)
+            copies++;
+    /* 32 blocks twice, and the root (not resharded after forward) once. */
+    assert_int_equal(copies, 2 * 32 + 1);
+    assert_true(v2.r.step_s > v1.r.step_s);
+    free_case(&v1);
+    free_case(&v2);
+}
+
+/*
+ * HYBRID_SHARD on 64 GPUs keeps gathers and reduce-scatters inside the node:
+ * its NICs carry only the replicate all-reduce, less than FULL_SHARD's.
+ */
+static void test_sharding_hsdp_less_nic(void **state)
+{
+    struct sim_case full, hybrid;
+    struct report_dp df, dh;
+
+    (void)state;
+    run_case(&full, "sharding_7b_64gpu", SYMMETRIC, NULL);
+    run_case(&hybrid, "sharding_7b_64gpu", SYMMETRIC, "parallelism.sharding=hsdp", NULL);
+    report_dp_traffic(&full.r, &df);
+    report_dp_traffic(&hybrid.r, &dh);
+    assert_true(df.nic_bytes > 0 && dh.nic_bytes > 0);
+    assert_true(dh.nic_bytes < 0.75 * df.nic_bytes);
+    assert_true(rank0(&hybrid)->comm_bytes[COMM_DP_INTER] > 0);
+    assert_true(rank0(&hybrid)->comm_bytes[COMM_DP] <= 0);
+    free_case(&full);
+    free_case(&hybrid);
+}
+
+/* Simulating every rank gives the symmetric answer (DESIGN.md "Scale"), for FSDP and HSDP. */
+static void test_sharding_all_ranks_matches_symmetric(void **state)
+{
+    static const char *const modes[] = { "parallelism.sharding=fsdp", "parallelism.sharding=hsdp",
+                                         "parallelism.sharding=zero3" };
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < ARRAY_LEN(modes); i++) {
+        struct sim_case sym, all;
+        run_case(&sym, "sharding_7b_64gpu", SYMMETRIC, modes[i], "cluster.nodes=2",
+                 "parallelism.dp=16", "training.global_batch=32", NULL);
+        run_case(&all, "sharding_7b_64gpu", ALL_RANKS, modes[i], "cluster.nodes=2",
+                 "parallelism.dp=16", "training.global_batch=32", NULL);
+        assert_int_equal(all.r.sim.nranks, 16);
+        assert_true(sym.r.sim.step == all.r.sim.step);
+        assert_true(fabs(sym.r.peak_bytes - all.r.peak_bytes) < 0.5);
+        free_case(&sym);
+        free_case(&all);
+    }
+}
+
+/* The same scenario twice gives the same step, events and peak (STYLE.md "Time and determinism").
+ */
+static void test_sharding_deterministic(void **state)
+{
+    static const char *const modes[] = { "parallelism.sharding=zero3", "parallelism.sharding=fsdp",
+                                         "parallelism.sharding=hsdp" };
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < ARRAY_LEN(modes); i++) {
+        struct sim_case a, b;
+        run_case(&a, "sharding_7b_64gpu", SYMMETRIC, modes[i], "training.global_batch=256", NULL);
+        run_case(&b, "sharding_7b_64gpu", SYMMETRIC, modes[i], "training.global_batch=256", NULL);
+        assert_true(a.r.sim.step == b.r.sim.step);
+        assert_true(a.r.sim.events == b.r.sim.events);
+        assert_true(rank0(&a)->peak == rank0(&b)->peak);
+        free_case(&a);
+        free_case(&b);
+    }
+}
+
+/* ---- offload ----------------------------------------------------------------------------------
+ */
+
+/*
+ * ZeRO-Offload makes Llama 2 13B fit one H100 ("up to 13 billion parameters
+ * ... on a single GPU", ZeRO-Offload tutorial), and its PCIe and CPU time
+ * appear in the breakdown.
+ */
+static void test_sharding_offload_fits(void **state)
+{
+    struct sim_case on, off;
+    struct report_dp d;
+
+    (void)state;
+    run_case(&on, "sharding_offload_13b_1gpu", SYMMETRIC, NULL);
+    run_case(&off, "sharding_offload_13b_1gpu", SYMMETRIC, "training.offload=none", NULL);
+    assert_true(on.r.fits);
+    assert_false(off.r.fits);
+    assert_true(rank0(&on)->bucket[TC_OFFLOAD] > 0);
+    assert_true(rank0(&off)->bucket[TC_OFFLOAD] == 0);
+    report_dp_traffic(&on.r, &d);
+    /* The updated bf16 weights come back once; gradients go out every micro-batch. */
+    assert_true(d.h2d_bytes >= 2 * workload_params_total(&on.s->model));
+    assert_true(d.d2h_bytes > d.h2d_bytes);
+    free_case(&on);
+    free_case(&off);
+}
+
+/* CPU Adam: params / host.adam_throughput (1.7 Gparam/s on a DGX H100); torch's is 6x slower. */
+static void test_sharding_cpu_adam_time(void **state)
+{
+    struct sim_case c;
+    sim_time ds, pt;
+
+    (void)state;
+    run_case(&c, "sharding_offload_13b_1gpu", SYMMETRIC, NULL);
+    ds = offload_cpu_step_time(c.s, 1.7e9);
+    assert_true(llabs(ds - (sim_time)1000000000) < 1000);
+    c.s->par.sharding = SHARD_FSDP;
+    pt = offload_cpu_step_time(c.s, 1.7e9);
+    assert_true(llabs(pt - 6 * ds) < 1000);
+    free_case(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sharding_dp_ops_choice),
+        cmocka_unit_test(test_sharding_bucket_pour),
+        cmocka_unit_test(test_sharding_collectives_in_issue_order),
+        cmocka_unit_test(test_sharding_zero_model_state_ratios),
+        cmocka_unit_test(test_sharding_zero_volume),
+        cmocka_unit_test(test_sharding_zero3_gathers_cost_time),
+        cmocka_unit_test(test_sharding_zero1_reduces_at_boundary),
+        cmocka_unit_test(test_sharding_sc21_zero3_rows_fit),
+        cmocka_unit_test(test_sharding_fsdp_gathered_memory),
+        cmocka_unit_test(test_sharding_fsdp_limiter),
+        cmocka_unit_test(test_sharding_fsdp_backward_prefetch),
+        cmocka_unit_test(test_sharding_fsdp2_copy_out),
+        cmocka_unit_test(test_sharding_hsdp_less_nic),
+        cmocka_unit_test(test_sharding_all_ranks_matches_symmetric),
+        cmocka_unit_test(test_sharding_deterministic),
+        cmocka_unit_test(test_sharding_offload_fits),
+        cmocka_unit_test(test_sharding_cpu_adam_time),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

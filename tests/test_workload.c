@@ -1,0 +1,367 @@
+/*
+ * test_workload.c - the operator model of a transformer layer: Korthikanti's
+ * activation formulas reproduced tensor by tensor, their GQA / SwiGLU /
+ * FlashAttention generalisations, LoRA and QLoRA effects on compute and saved
+ * tensors, and adapter parameter counts against published figures.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+#include "workload.h"
+
+static struct hardware *a100;
+
+static int setup(void **state)
+{
+    (void)state;
+    a100 = cfg_load_hardware("dgx-a100-80g", stderr);
+    return a100 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    cfg_free_hw(a100);
+    return 0;
+}
+
+/* A Megatron GPT layer as Korthikanti describe it (KOR22 §4: LayerNorm, GeLU 4h, dropout). */
+static void gpt(struct scenario *s, int h, int a, int seq, int b, int tp, bool sp,
+                enum attn_kind attn)
+{
+    struct cfg_error err;
+
+    scenario_defaults(s);
+    s->hw = *a100;
+    s->model.name = "gpt";
+    s->model.layers = 8;
+    s->model.hidden = h;
+    s->model.heads = a;
+    s->model.ffn_hidden = 4 * h;
+    s->model.vocab = 51200;
+    s->model.max_seq = seq;
+    s->model.act = ACT_GELU;
+    s->model.norm = NORM_LAYERNORM;
+    s->model.pos = POS_LEARNED;
+    s->model.tied_embeddings = true;
+    s->model.bias = true;
+    s->model.dropout = true;
+    s->nodes = 1;
+    s->gpus = tp;
+    s->par.tp = tp;
+    s->par.dp = 1;
+    s->par.sequence_parallel = sp;
+    s->par.framework = FW_MEGATRON;
+    s->train.seq_len = seq;
+    s->train.global_batch = b;
+    s->train.micro_batch = b;
+    s->train.attention = attn;
+    assert_int_equal(scenario_finalize(s, &err), 0);
+}
+
+/* A Llama-style layer (RMSNorm, SwiGLU, RoPE, GQA, no bias or dropout), one GPU. */
+static void llama(struct scenario *s, int h, int a, int kv, int f, int layers, int seq, int b,
+                  enum framework fw)
+{
+    struct cfg_error err;
+
+    scenario_defaults(s);
+    s->hw = *a100;
+    s->model.name = "llama";
+    s->model.layers = layers;
+    s->model.hidden = h;
+    s->model.heads = a;
+    s->model.kv_heads = kv;
+    s->model.ffn_hidden = f;
+    s->model.vocab = 32000;
+    s->model.max_seq = seq;
+    s->model.act = ACT_SWIGLU;
+    s->model.norm = NORM_RMSNORM;
+    s->model.pos = POS_ROPE;
+    s->nodes = 1;
+    s->gpus = 1;
+    s->par.dp = 1;
+    s->par.framework = fw;
+    s->train.seq_len = seq;
+    s->train.global_batch = b;
+    s->train.micro_batch = b;
+    assert_int_equal(scenario_finalize(s, &err), 0);
+}
+
+static void layer_of(const struct scenario *s, struct layer_cost *lc)
+{
+    struct shard sh;
+
+    workload_shard(s, &sh);
+    workload_layer(s, &sh, false, lc);
+}
+
+static const struct op *find_op(const struct layer_cost *lc, const char *name)
+{
+    int i;
+
+    for (i = 0; i < lc->nops; i++)
+        if (strcmp(lc->ops[i].name, name) == 0)
+            return &lc->ops[i];
+    fail_msg("no op '%s'", name);
+    return NULL;
+}
+
+static void assert_rel(double got, double want, double tol)
+{
+    if (fabs(got - want) > tol * fabs(want))
+        fail_msg("got %.6g, want %.6g (tolerance %.3g %%)", got, want, 100 * tol);
+}
+
+/* The configurations of KOR22 Table 3: hidden, heads; s = 2048, t = 8, b = 1 (22B: b = 4). */
+static const struct {
+    const char *name;
+    int h, a, b;
+} kor_models[] = {
+    { "22B", 6144, 64, 4 },
+    { "175B", 12288, 96, 1 },
+    { "530B", 20480, 128, 1 },
+    { "1T", 25600, 160, 1 },
+};
+
+/*
+ * KOR22 eq. 2, 4, Table 2 per layer for each Table 3 model: tensor parallel
+ * sbh(10 + 24/t + 5as/(ht)); with sequence parallelism sbh/t (34 + 5as/h);
+ * selective recompute sbh(10 + 24/t) and 34 sbh/t; full recompute 2 sbh
+ * (2 sbh / t when the layer input is sequence-sharded). simtrain also counts
+ * the fp32 LayerNorm statistics (8 B per token per norm) Korthikanti ignore.
+ */
+static void test_workload_korthikanti_formulas(void **state)
+{
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < ARRAY_LEN(kor_models); i++) {
+        double s = 2048, t = 8, h = kor_models[i].h, a = kor_models[i].a, b = kor_models[i].b;
+        double sbh = s * b * h, stats = 2 * 8 * s * b;
+        struct scenario sc;
+        struct layer_cost lc;
+
+        gpt(&sc, (int)h, (int)a, (int)s, (int)b, (int)t, false, ATTN_STANDARD);
+        layer_of(&sc, &lc);
+        assert_rel(lc.act[RC_NONE], sbh * (10 + 24 / t + 5 * a * s / (h * t)) + stats, 1e-12);
+        assert_rel(lc.act[RC_SELECTIVE], sbh * (10 + 24 / t) + stats, 1e-12);
+        assert_rel(lc.act[RC_FULL], 2 * sbh, 1e-12);
+        gpt(&sc, (int)h, (int)a, (int)s, (int)b, (int)t, true, ATTN_STANDARD);
+        layer_of(&sc, &lc);
+        assert_rel(lc.act[RC_NONE], sbh / t * (34 + 5 * a * s / h) + stats / t, 1e-12);
+        assert_rel(lc.act[RC_SELECTIVE], 34 * sbh / t + stats / t, 1e-12);
+        assert_rel(lc.act[RC_FULL], 2 * sbh / t, 1e-12);
+    }
+}
+
+/*
+ * FlashAttention stores O and the fp32 log-sum-exp instead of the s^2 softmax,
+ * mask and dropout output (FA1 §3.1, formulas.md §2.5): the 5as^2b term of
+ * KOR22 becomes 4 B per query row per head, and nothing is left to recompute
+ * selectively.
+ */
+static void test_workload_flash_removes_quadratic_terms(void **state)
+{
+    double s = 2048, t = 8, h = 12288, a = 96, b = 1, sbh = s * b * h;
+    struct scenario sc;
+    struct layer_cost std, fa;
+
+    (void)state;
+    gpt(&sc, (int)h, (int)a, (int)s, (int)b, (int)t, false, ATTN_STANDARD);
+    layer_of(&sc, &std);
+    gpt(&sc, (int)h, (int)a, (int)s, (int)b, (int)t, false, ATTN_FLASH);
+    layer_of(&sc, &fa);
+    assert_rel(fa.act[RC_NONE], std.act[RC_NONE] - 5 * a * s * s * b / t + 4 * s * b * a / t,
+               1e-12);
+    assert_rel(fa.act[RC_SELECTIVE], fa.act[RC_NONE], 1e-12);
+    assert_true(fa.recompute_selective == 0);
+    assert_true(std.act[RC_NONE] > 3 * sbh * 34 / t); /* the s^2 term dominates at s = 2048 */
+}
+
+/* GQA: K and V shrink to kv_heads * head_dim; Q, and every other tensor, do not. */
+static void test_workload_gqa_shrinks_kv(void **state)
+{
+    double s = 4096, h = 4096, p = 2, kv = 1024;
+    struct scenario mha, gqa;
+    struct layer_cost a, g;
+
+    (void)state;
+    llama(&mha, 4096, 32, 32, 14336, 2, 4096, 1, FW_MEGATRON);
+    llama(&gqa, 4096, 32, 8, 14336, 2, 4096, 1, FW_MEGATRON);
+    layer_of(&mha, &a);
+    layer_of(&gqa, &g);
+    /* flash saves Q, K, V: K and V lose (h - kv) each */
+    assert_rel(a.act[RC_NONE] - g.act[RC_NONE], 2 * p * s * (h - kv), 1e-12);
+    assert_rel(a.params[PART_MLP], g.params[PART_MLP], 1e-15);
+    assert_rel(a.params[PART_ATTN] - g.params[PART_ATTN], 2 * h * (h - kv), 1e-12);
+}
+
+/*
+ * SwiGLU (fused, Megatron's bias_swiglu): gate and up outputs, 2 x f per token.
+ * Eager (HF LlamaMLP act_fn(gate) * up): silu(gate) is kept too, 3 x f; eager
+ * RMSNorm keeps an fp32 copy of its input (4 B) instead of the bf16 one.
+ */
+static void test_workload_swiglu_and_eager_modules(void **state)
+{
+    double T = 2048, f = 11008, h = 4096;
+    struct scenario fused, eager;
+    struct layer_cost a, e;
+
+    (void)state;
+    llama(&fused, 4096, 32, 32, 11008, 2, 2048, 1, FW_MEGATRON);
+    llama(&eager, 4096, 32, 32, 11008, 2, 2048, 1, FW_PYTORCH);
+    assert_false(workload_eager(&fused));
+    assert_true(workload_eager(&eager));
+    layer_of(&fused, &a);
+    layer_of(&eager, &e);
+    assert_rel(find_op(&a, "swiglu")->saved, 2 * T * f * 2, 1e-12);
+    assert_rel(find_op(&e, "swiglu")->saved, 3 * T * f * 2, 1e-12);
+    assert_rel(find_op(&a, "attn_norm")->saved, T * h * 2 + T * 4, 1e-12);
+    assert_rel(find_op(&e, "attn_norm")->saved, T * h * 4 + T * 4, 1e-12);
+    /* eager: the out-proj input is a contiguous copy of O, saved besides FlashAttention's O */
+    assert_rel(find_op(&e, "flash_attention")->saved - find_op(&a, "flash_attention")->saved,
+               T * h * 2, 1e-12);
+    /* durations do not depend on what is saved */
+    assert_true(a.fwd[PART_MLP] == e.fwd[PART_MLP]);
+}
+
+/*
+ * Eager Llama-3.1-8B keeps about 28 hidden-state copies per layer (bf16
+ * activation memory / 2bsh, measured by the ml-engineering script that runs one
+ * HF decoder layer forward with grads; formulas.md §2.4 "Limits"). The script's
+ * delta also holds the layer output (one copy). simtrain's eager count is
+ * within 15 % of it; the fused (Megatron) count is far below, as it should be.
+ */
+static void test_workload_eager_matches_hf_copies(void **state)
+{
+    double s = 8192, h = 4096;
+    struct scenario eager, fused;
+    struct layer_cost e, f;
+    double copies_e, copies_f;
+
+    (void)state;
+    llama(&eager, 4096, 32, 8, 14336, 2, 8192, 1, FW_PYTORCH);
+    llama(&fused, 4096, 32, 8, 14336, 2, 8192, 1, FW_MEGATRON);
+    layer_of(&eager, &e);
+    layer_of(&fused, &f);
+    copies_e = e.act[RC_NONE] / (2 * s * h) + 1;
+    copies_f = f.act[RC_NONE] / (2 * s * h) + 1;
+    assert_rel(copies_e, 28, 0.15);
+    assert_true(copies_f < 0.75 * 28);
+}
+
+/*
+ * LoRA trainable parameters r * (d_in + d_out) per adapted matrix (LORA §4.1):
+ * Llama 2 7B and 13B with r = 8 on q and v have 4,194,304 and 6,553,600
+ * (LitGPT tutorials/resource-tables.md, "Trainable parameters" column).
+ */
+static void test_workload_lora_params_match_litgpt(void **state)
+{
+    struct scenario s7, s13;
+
+    (void)state;
+    llama(&s7, 4096, 32, 32, 11008, 32, 1024, 1, FW_PYTORCH);
+    llama(&s13, 5120, 40, 40, 13824, 40, 1024, 1, FW_PYTORCH);
+    s7.train.finetune = s13.train.finetune = FT_LORA;
+    s7.train.lora.rank = s13.train.lora.rank = 8;
+    s7.train.lora.targets = s13.train.lora.targets = LORA_Q | LORA_V;
+    assert_int_equal((int64_t)workload_lora_params_total(&s7), 4194304);
+    assert_int_equal((int64_t)workload_lora_params_total(&s13), 6553600);
+    assert_int_equal((int64_t)workload_params_trainable(&s7), 4194304);
+    s7.train.finetune = FT_FULL;
+    assert_rel(workload_params_trainable(&s7), workload_params_total(&s7.model), 1e-15);
+    assert_false(workload_lora_params_total(&s7) > 0);
+}
+
+/*
+ * LoRA freezes the base: no weight gradients except the adapters', the same
+ * input gradients plus the adapters', and a frozen projection no longer keeps
+ * its input (q, v targeted: the QKV input stays for the adapters; the MLP
+ * inputs go) while each adapter keeps xA (T x r). The per-rank adapter count
+ * equals the unsharded one on one GPU.
+ */
+static void test_workload_lora_freezes_base(void **state)
+{
+    double T = 2048, h = 4096, f = 11008, r = 16, p = 2;
+    struct scenario full, lora;
+    struct layer_cost a, l;
+    int i;
+
+    (void)state;
+    llama(&full, 4096, 32, 32, 11008, 2, 2048, 1, FW_MEGATRON);
+    lora = full;
+    lora.train.finetune = FT_LORA;
+    lora.train.lora.rank = (int)r;
+    lora.train.lora.targets = LORA_Q | LORA_V;
+    layer_of(&full, &a);
+    layer_of(&lora, &l);
+    for (i = 0; i < l.nops; i++)
+        if (strncmp(l.ops[i].name, "lora_", 5) != 0)
+            assert_true(l.ops[i].t_wgrad == 0);
+    assert_true(find_op(&l, "lora_qkv")->t_wgrad > 0);
+    assert_true(l.wgrad[PART_MLP] == 0);
+    assert_true(l.dgrad[PART_MLP] == a.dgrad[PART_MLP]);
+    assert_true(l.dgrad[PART_ATTN] > a.dgrad[PART_ATTN]);
+    assert_rel(l.act[RC_NONE], a.act[RC_NONE] - T * h * p - T * f * p + 2 * T * r * p, 1e-12);
+    assert_rel(l.lora_params[PART_ATTN] + l.lora_params[PART_MLP],
+               workload_lora_params_layer(&lora, false), 1e-12);
+    assert_false(l.lora_params[PART_MLP] > 0);
+}
+
+/*
+ * QLoRA: bitsandbytes' MatMul4Bit keeps its input whenever any input needs a
+ * gradient, so no projection input is dropped; each NF4 weight is
+ * dequantized (read 0.516 B, write 2 B) before the forward and again before
+ * the backward GEMM; NF4 with double quantization is 4.127 bits per weight
+ * (QLORA §3: 4 + 0.127).
+ */
+static void test_workload_qlora_dequantizes(void **state)
+{
+    double T = 2048, r = 16, p = 2;
+    struct scenario full, lora, qlora;
+    struct layer_cost a, l, q;
+    const struct op *dq;
+
+    (void)state;
+    llama(&full, 4096, 32, 32, 11008, 2, 2048, 1, FW_MEGATRON);
+    lora = qlora = full;
+    lora.train.finetune = FT_LORA;
+    qlora.train.finetune = FT_QLORA;
+    lora.train.lora.rank = qlora.train.lora.rank = (int)r;
+    lora.train.lora.targets = qlora.train.lora.targets = LORA_Q | LORA_V;
+    qlora.train.lora.double_quant = true;
+    layer_of(&full, &a);
+    layer_of(&lora, &l);
+    layer_of(&qlora, &q);
+    assert_rel(q.act[RC_NONE], a.act[RC_NONE] + 2 * T * r * p, 1e-12);
+    dq = find_op(&q, "nf4_dequant_mlp");
+    assert_true(dq->t_fwd > 0 && dq->t_dgrad == dq->t_fwd);
+    assert_rel(dq->bytes, 3.0 * 4096 * 11008 * (workload_nf4_bytes(true) + 2), 1e-12);
+    assert_true(q.fwd[PART_MLP] == l.fwd[PART_MLP] + dq->t_fwd);
+    assert_rel(8 * workload_nf4_bytes(true), 4.127, 1e-3);
+    assert_rel(8 * workload_nf4_bytes(false), 4.5, 1e-12);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_workload_korthikanti_formulas),
+        cmocka_unit_test(test_workload_flash_removes_quadratic_terms),
+        cmocka_unit_test(test_workload_gqa_shrinks_kv),
+        cmocka_unit_test(test_workload_swiglu_and_eager_modules),
+        cmocka_unit_test(test_workload_eager_matches_hf_copies),
+        cmocka_unit_test(test_workload_lora_params_match_litgpt),
+        cmocka_unit_test(test_workload_lora_freezes_base),
+        cmocka_unit_test(test_workload_qlora_dequantizes),
+    };
+
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
