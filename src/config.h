@@ -158,6 +158,7 @@ struct moe_spec {
     int layer_freq;         /* every k-th layer is MoE (1 = all) */
     int shared_experts;     /* always-active experts (DeepSeek style) */
     double capacity_factor; /* token capacity per expert vs uniform share; 0 = dropless */
+    double load_imbalance;  /* busiest expert's tokens / the uniform share, >= 1 */
 };
 
 struct model {
@@ -293,6 +294,8 @@ struct parallelism {
     enum sharding sharding;
     enum framework framework;
     int order[DIM_COUNT]; /* placement, innermost (fastest-varying rank) first */
+    int first_stage_layers; /* layers on the first pipeline stage, 0 = even split */
+    int last_stage_layers;  /* layers on the last pipeline stage, 0 = even split */
     bool tp_comm_overlap; /* overlap TP communication with compute */
 };
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "config_schema.h"
+#include "partition.h"
 
 #define PRODUCT_CAP ((int64_t)1 << 50) /* saturation of degree products */
 
@@ -256,7 +257,13 @@ static int check_model_split(struct scenario *s, struct cfg_error *err)
         return fail(err, "parallelism.vpp", "vpp (%d) needs pp > 1", p->vpp);
     /* Otherwise the embedding and the loss count as one layer each (Megatron's
        account_for_embedding/loss_in_pipeline_split; Llama 3 405B, 126 layers on 16 stages). */
-    if (m->layers % stages && (p->pp == 1 || (m->layers + 2) % stages)) {
+    if ((p->first_stage_layers > 0 || p->last_stage_layers > 0) && p->pp == 1)
+        return fail(err,
+                    p->first_stage_layers > 0 ? "parallelism.first_stage_layers"
+                                              : "parallelism.last_stage_layers",
+                    "first_stage_layers and last_stage_layers need pp > 1");
+    if (p->first_stage_layers == 0 && p->last_stage_layers == 0 && m->layers % stages &&
+        (p->pp == 1 || (m->layers + 2) % stages)) {
         if (p->vpp > 1)
             return fail(err, "parallelism.pp",
                         "pp * vpp (%d * %d = %lld) divides neither layers (%d) nor layers + 2 "
@@ -269,6 +276,15 @@ static int check_model_split(struct scenario *s, struct cfg_error *err)
                     "pp (%d) divides neither layers (%d) nor layers + 2 (embedding and loss "
                     "counted as layers)",
                     p->pp, m->layers);
+    }
+    {
+        char why[160];
+        if (pp_check(s, why, sizeof(why)) != 0)
+            return fail(err,
+                        p->first_stage_layers > 0  ? "parallelism.first_stage_layers"
+                        : p->last_stage_layers > 0 ? "parallelism.last_stage_layers"
+                                                   : "parallelism.pp",
+                        "%s", why);
     }
     if (p->vpp > 1 && p->schedule == SCHED_1F1B)
         p->schedule = SCHED_INTERLEAVED;

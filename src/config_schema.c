@@ -343,6 +343,8 @@ static const struct field moe_rows[] = {
       .doc = "always-active experts (DeepSeek style)" },
     { NUM("capacity_factor", struct moe_spec, capacity_factor, 0, 0, "0"), .flags = F_ZERO_OK,
       .doc = "token capacity per expert vs uniform share; 0 = dropless" },
+    { NUM("load_imbalance", struct moe_spec, load_imbalance, 1, 0, "1"),
+      .doc = "tokens of the busiest expert / the uniform share (>= 1)" },
 };
 static const struct section moe_section = SECTION("moe", moe_rows, S_ABSENT_IS_NONE);
 
@@ -462,6 +464,10 @@ static const struct field parallelism_rows[] = {
       AT(struct parallelism, order),
       .def = "tp-cp-ep-dp-pp",
       .doc = "rank placement, innermost first" },
+    { INT("first_stage_layers", struct parallelism, first_stage_layers, 0, "0"), .flags = F_ZERO_OK,
+      .doc = "layers on the first pipeline stage; 0 = even split" },
+    { INT("last_stage_layers", struct parallelism, last_stage_layers, 0, "0"), .flags = F_ZERO_OK,
+      .doc = "layers on the last pipeline stage; 0 = even split" },
     { BOOL("tp_comm_overlap", struct parallelism, tp_comm_overlap, "false"),
       .doc = "overlap TP communication with compute" },
 };

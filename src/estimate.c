@@ -1,5 +1,6 @@
 /* estimate.c - see estimate.h for the model and its sources. */
 #include "estimate.h"
+#include "partition.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -374,17 +375,16 @@ struct stage_sum {
 /*
  * Layers of each (chunk, stage), out[c * pp + stage], as the builder splits
  * them: evenly, or with the embedding and the loss counted as a layer each
- * when that makes the split even (build.c scenario_split(), Megatron's
+ * when that makes the split even (partition.h pp_split(), Megatron's
  * account_for_embedding/loss_in_pipeline_split; Llama 3 405B's 126 layers).
  */
 static void split_layers(const struct scenario *s, int *out)
 {
-    int pp = s->par.pp, v = s->par.vpp, n = pp * v, L = s->model.layers, first = 0, last = 0;
+    int pp = s->par.pp, v = s->par.vpp, n = pp * v, L = s->model.layers, first, last;
     char reason[160];
 
-    if (pp > 1 && L % n != 0 && (L + 2) % n == 0)
-        first = last = (L + 2) / n * v - 1;
-    if (strategy_partition(L, pp, v, first, last, out, reason, sizeof(reason)) != 0)
+    pp_split(s, &first, &last);
+    if (pp_partition(L, pp, v, first, last, out, reason, sizeof(reason)) != 0)
         for (int i = 0; i < n; i++)
             out[i] = L / n + (i < L % n); /* not reached for finalized scenarios */
 }

@@ -19,6 +19,7 @@
 
 #include "config.h"
 #include "layout.h"
+#include "partition.h"
 #include "prog.h"
 #include "workload.h"
 
@@ -126,19 +127,7 @@ struct build {
     bool post_folded; /* the next layer's first backward piece was emitted with this layer */
 };
 
-/*
- * Split `layers` transformer layers over pp stages of v chunks each. Stage 0
- * holds `first` layers and stage pp - 1 holds `last` (0 = an even share; the
- * middle stages share the rest evenly, as Megatron's
- * --decoder-first/last-pipeline-num-layers do). Inside a stage the layers
- * spread over its chunks as evenly as possible; a shortfall falls on the
- * chunk with the embedding (stage 0, chunk 0) or the head (last stage, last
- * chunk), as Llama 3 did for 405B (Llama Team 2024, §3.3.2). Writes
- * out[c * pp + stage] = layers of chunk c on that stage (pp * v entries, in
- * model order) and returns 0, or -1 with a reason when no such split exists.
- */
-int strategy_partition(int layers, int pp, int v, int first, int last, int *out, char *reason,
-                       size_t reason_len);
+/* The layer split over stages and chunks is in partition.h (pp_partition). */
 
 /* Layers of stage `stage` (sum over its chunks) under the scenario's split. */
 int strategy_stage_layers(const struct scenario *s, int stage);

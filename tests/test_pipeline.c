@@ -82,7 +82,7 @@ static void test_partition_llama3_405b(void **state)
     char reason[128];
 
     (void)state;
-    assert_int_equal(strategy_partition(126, 16, 8, 7, 7, out, reason, sizeof(reason)), 0);
+    assert_int_equal(pp_partition(126, 16, 8, 7, 7, out, reason, sizeof(reason)), 0);
     for (st = 0; st < 16; st++)
         for (c = 0; c < 8; c++) {
             int want = (st == 0 && c == 0) || (st == 15 && c == 7) ? 0 : 1;
@@ -99,7 +99,7 @@ static void test_partition_chunks_and_errors(void **state)
     char reason[128];
 
     (void)state;
-    assert_int_equal(strategy_partition(20, 2, 3, 0, 0, out, reason, sizeof(reason)), 0);
+    assert_int_equal(pp_partition(20, 2, 3, 0, 0, out, reason, sizeof(reason)), 0);
     /* stage 0: 3, 3, 4 over its chunks; stage 1: 4, 3, 3 (out[c * pp + stage]) */
     assert_int_equal(out[0], 3);
     assert_int_equal(out[2], 3);
@@ -108,12 +108,12 @@ static void test_partition_chunks_and_errors(void **state)
     assert_int_equal(out[3], 3);
     assert_int_equal(out[5], 3);
     /* first and last given: the middle stages share the rest */
-    assert_int_equal(strategy_partition(30, 4, 1, 6, 6, out, reason, sizeof(reason)), 0);
+    assert_int_equal(pp_partition(30, 4, 1, 6, 6, out, reason, sizeof(reason)), 0);
     assert_int_equal(out[1], 9);
     assert_int_equal(out[2], 9);
-    assert_int_equal(strategy_partition(10, 4, 1, 0, 0, out, reason, sizeof(reason)), -1);
+    assert_int_equal(pp_partition(10, 4, 1, 0, 0, out, reason, sizeof(reason)), -1);
     assert_non_null(strstr(reason, "do not split evenly"));
-    assert_int_equal(strategy_partition(10, 2, 1, 6, 6, out, reason, sizeof(reason)), -1);
+    assert_int_equal(pp_partition(10, 2, 1, 6, 6, out, reason, sizeof(reason)), -1);
 }
 
 /* 14 layers on 4 stages: embedding and loss count as layers, so the end stages hold 3 each. */

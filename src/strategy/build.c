@@ -20,6 +20,7 @@
 
 #include "cost.h"
 #include "memory.h"
+#include "partition.h"
 #include "strategy.h"
 
 int64_t bytes_i64(double bytes)
@@ -44,77 +45,14 @@ int emit_optimizer(struct build *b, double params, double bytes_per_param, int d
     return t;
 }
 
-/* ---- layer split over stages and chunks ------------------------------------------- */
-
-int strategy_partition(int layers, int pp, int v, int first, int last, int *out, char *reason,
-                       size_t reason_len)
-{
-    int given = 0, sum = 0, rest, share, st, c;
-
-    assert(pp >= 1 && v >= 1);
-    if (pp == 1) {
-        first = last = 0;
-    }
-    if (first < 0 || last < 0 || first + last > layers) {
-        snprintf(reason, reason_len, "first and last stage layers (%d + %d) exceed layers (%d)",
-                 first, last, layers);
-        return -1;
-    }
-    given = (first > 0) + (pp > 1 && last > 0);
-    sum = first + (pp > 1 ? last : 0);
-    rest = layers - sum;
-    if (given == pp) {
-        share = 0;
-        if (rest != 0) {
-            snprintf(reason, reason_len,
-                     "first and last stage layers (%d + %d) do not add up to layers (%d)", first,
-                     last, layers);
-            return -1;
-        }
-    } else {
-        share = rest / (pp - given);
-        if (rest % (pp - given)) {
-            snprintf(reason, reason_len, "%d layers do not split evenly over %d pipeline stages",
-                     rest, pp - given);
-            return -1;
-        }
-    }
-    for (st = 0; st < pp; st++) {
-        int n = st == 0 && first > 0 ? first : st == pp - 1 && pp > 1 && last > 0 ? last : share;
-        int q = n / v, r = n % v;
-        for (c = 0; c < v; c++) {
-            /* the shortfall falls on the embedding's chunk (stage 0) or else on the last chunks */
-            bool extra = st == 0 ? c >= v - r : c < r;
-            out[c * pp + st] = q + (extra ? 1 : 0);
-        }
-    }
-    return 0;
-}
-
-/*
- * The scenario's split: even when pp * vpp divides the layers; otherwise, when
- * it divides layers + 2, the embedding and the loss each count as one layer
- * (Megatron's account_for_embedding_in_pipeline_split and
- * account_for_loss_in_pipeline_split; Llama 3 405B's 126 layers on 16 stages,
- * Llama Team 2024 §3.3.2).
- */
-static void scenario_split(const struct scenario *s, int *first, int *last)
-{
-    int n = s->par.pp * s->par.vpp, layers = s->model.layers;
-
-    *first = *last = 0;
-    if (s->par.pp > 1 && layers % n != 0 && (layers + 2) % n == 0)
-        *first = *last = (layers + 2) / n * s->par.vpp - 1;
-}
-
 static int *partition_of(const struct scenario *s, char *reason, size_t reason_len)
 {
     int *out = xcalloc((size_t)s->par.pp * (size_t)s->par.vpp, sizeof(int));
     int first, last;
 
-    scenario_split(s, &first, &last);
-    if (strategy_partition(s->model.layers, s->par.pp, s->par.vpp, first, last, out, reason,
-                           reason_len) != 0) {
+    pp_split(s, &first, &last);
+    if (pp_partition(s->model.layers, s->par.pp, s->par.vpp, first, last, out, reason,
+                     reason_len) != 0) {
         free(out);
         return NULL;
     }
@@ -487,7 +425,7 @@ static void mp_sizes(struct build *b)
     b->kv_bytes = 2.0 * b->sh.b * ((double)b->sh.s / b->sh.cp) * ((double)m->kv_heads / b->sh.tp) *
                   m->head_dim * p;
     b->a2a_bytes = b->layer_moe.moe_a2a_bytes;
-    b->moe_imbalance = 1.0;
+    b->moe_imbalance = m->moe.load_imbalance >= 1 ? m->moe.load_imbalance : 1.0;
 }
 
 static void build_stage(const struct scenario *s, const struct layout *l, const struct dp_ops *dp,
