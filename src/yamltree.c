@@ -7,7 +7,11 @@
 #include <string.h>
 #include <yaml.h>
 
-/* libyaml marks count characters; nodes keep byte offsets. Marks arrive in order. */
+/*
+ * libyaml marks count characters; nodes keep byte offsets. Start marks arrive
+ * in order, and so do end marks, but an end can lie past the next start: one
+ * cursor each keeps the conversion linear.
+ */
 struct charpos {
     const char *text;
     size_t len;
@@ -52,7 +56,8 @@ struct frame {
 struct builder {
     struct arena *a;
     struct yt_doc *doc;
-    struct charpos cp;
+    struct charpos cp;     /* start marks */
+    struct charpos cp_end; /* end marks */
     struct frame stack[YT_MAX_DEPTH];
     int depth;
     int docs;
@@ -82,7 +87,7 @@ static struct yt_node *new_node(struct builder *b, enum yt_kind kind, const yaml
     n->kind = kind;
     n->src = &b->doc->src;
     n->off = byte_offset(&b->cp, ev->start_mark.index);
-    n->end = byte_offset(&b->cp, ev->end_mark.index);
+    n->end = byte_offset(&b->cp_end, ev->end_mark.index);
     return n;
 }
 
@@ -154,7 +159,7 @@ static int close_collection(struct builder *b, const yaml_event_t *ev)
     struct frame *f = &b->stack[--b->depth];
     struct yt_node *n = f->node;
 
-    n->end = byte_offset(&b->cp, ev->end_mark.index);
+    n->end = byte_offset(&b->cp_end, ev->end_mark.index);
     n->count = f->count;
     if (n->kind == YT_MAP && f->count) {
         n->pairs = arena_alloc(b->a, f->count * sizeof(*n->pairs));
@@ -173,7 +178,7 @@ static int check_props(struct builder *b, const yaml_event_t *ev, const yaml_cha
                        const yaml_char_t *tag, bool implicit_tag)
 {
     size_t off = byte_offset(&b->cp, ev->start_mark.index);
-    size_t end = byte_offset(&b->cp, ev->end_mark.index);
+    size_t end = byte_offset(&b->cp_end, ev->end_mark.index);
 
     if (anchor)
         return fail(b, off, end, "anchors and aliases are not supported");
@@ -230,7 +235,7 @@ static int on_event(struct builder *b, const yaml_event_t *ev, bool *done)
         return 0;
     case YAML_ALIAS_EVENT: {
         size_t off = byte_offset(&b->cp, ev->start_mark.index);
-        return fail(b, off, byte_offset(&b->cp, ev->end_mark.index),
+        return fail(b, off, byte_offset(&b->cp_end, ev->end_mark.index),
                     "anchors and aliases are not supported");
     }
     case YAML_SCALAR_EVENT:
@@ -308,6 +313,7 @@ struct yt_doc *yt_parse(struct arena *a, const char *path, const char *text, siz
     if (start > len)
         start = len;
     b.cp = (struct charpos){ copy, len, start, 0, 0 };
+    b.cp_end = b.cp;
     if (!yaml_parser_initialize(&parser)) {
         fprintf(stderr, "simtrain: out of memory in the YAML parser\n");
         abort();
