@@ -22,6 +22,9 @@
  * The calibration file written (hardware/calibration/NAME.yaml) names only
  * the fitted values, so the hardware file's own efficiency block supplies the
  * rest when the loader merges them.
+ *
+ * Files: calibrate_read.c (the measurement reader), calibrate.c (models and
+ * fits), cmd_calibrate.c (the calibration file, the summary, --check).
  */
 #ifndef SIMTRAIN_CALIBRATE_H
 #define SIMTRAIN_CALIBRATE_H

@@ -315,25 +315,10 @@ static void json_cand(FILE *f, const struct plan_cand *c, int rank)
     fputc('}', f);
 }
 
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(f, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(f, "\\u%04x", ch);
-        else
-            fputc(ch, f);
-    }
-    fputc('"', f);
-}
-
 static int write_json(const char *path, const struct plan_result *r, int top, FILE *f)
 {
     fputs("{\n  \"scenario\": ", f);
-    json_string(f, path);
+    fput_json_string(f, path);
     fprintf(f,
             ",\n  \"ranked_by\": \"%s\",\n  \"candidates\": %ld,\n  \"estimated\": %ld,\n"
             "  \"fit_by_estimate\": %ld,\n  \"simulated\": %d,\n  \"search_s\": %.4f,\n"
@@ -344,9 +329,9 @@ static int write_json(const char *path, const struct plan_result *r, int top, FI
         if (!r->rejected[k])
             continue;
         fprintf(f, "%s\n    ", first ? "" : ",");
-        json_string(f, plan_reject_name(k));
+        fput_json_string(f, plan_reject_name(k));
         fprintf(f, ": {\"count\": %ld, \"example\": ", r->rejected[k]);
-        json_string(f, r->example[k]);
+        fput_json_string(f, r->example[k]);
         fputc('}', f);
         first = 0;
     }

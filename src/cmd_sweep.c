@@ -1,6 +1,6 @@
 /*
- * cmd_sweep.c - `simtrain sweep`: the command line (outputs and merging in
- * sweep.c, see sweep.h).
+ * cmd_sweep.c - `simtrain sweep`: the command line (running in sweep.c,
+ * outputs and merging in sweep_io.c; see sweep.h).
  *
  *   simtrain sweep SCENARIO.yaml --vary KEY=V1,V2,... [--vary ...] [--set K=V]...
  *                  [--weak] [--csv F] [--json F] [--plot DIR] [--shard K/N] [--mpi]

@@ -6,15 +6,14 @@
  * The JSON is written by hand (a flat document of numbers and strings), so
  * cJSON stays in json_out.c alone.
  */
-#define _POSIX_C_SOURCE 200809L /* mkdir() for --plot DIR */
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cmd.h"
+#include "plot_chart.h"
 #include "validate.h"
 
 /* ---- text and Markdown ---------------------------------------------------------- */
@@ -105,24 +104,6 @@ void validate_print(const struct validate_report *r, bool markdown, FILE *out)
 
 /* ---- JSON ------------------------------------------------------------------------ */
 
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c == '\n')
-            fputs("\\n", f);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 static void json_number(FILE *f, double v)
 {
     if (isfinite(v))
@@ -134,9 +115,9 @@ static void json_number(FILE *f, double v)
 static void json_row(FILE *f, const struct validate_row *row)
 {
     fputs("    {\"id\": ", f);
-    json_string(f, row->id);
+    fput_json_string(f, row->id);
     fputs(", \"metric\": ", f);
-    json_string(f, row->metric_name);
+    fput_json_string(f, row->metric_name);
     fputs(", \"measured\": ", f);
     json_number(f, row->measured);
     if (row->ok) {
@@ -145,7 +126,7 @@ static void json_row(FILE *f, const struct validate_row *row)
         fprintf(f, ", \"error_pct\": %.4f, \"status\": \"ok\"}", row->error_pct);
     } else {
         fputs(", \"status\": \"error\", \"reason\": ", f);
-        json_string(f, row->reason);
+        fput_json_string(f, row->reason);
         fputc('}', f);
     }
 }
@@ -155,14 +136,14 @@ static void json_document(FILE *f, const struct validate_report *r)
     bool first = true;
 
     fputs("{\n  \"file\": ", f);
-    json_string(f, r->path);
+    fput_json_string(f, r->path);
     fputs(",\n  \"hardware\": {", f);
     for (int i = 0; i < r->nhw; i++) {
         fputs(i ? ", " : "", f);
-        json_string(f, r->hw[i].stem);
+        fput_json_string(f, r->hw[i].stem);
         fputs(": {\"calibration\": ", f);
         if (r->hw[i].calibration)
-            json_string(f, r->hw[i].calibration);
+            fput_json_string(f, r->hw[i].calibration);
         else
             fputs("null", f);
         fputc('}', f);
@@ -180,7 +161,7 @@ static void json_document(FILE *f, const struct validate_report *r)
             continue;
         fputs(first ? "\n    " : ",\n    ", f);
         first = false;
-        json_string(f, validate_metric_name((enum validate_metric)m));
+        fput_json_string(f, validate_metric_name((enum validate_metric)m));
         fprintf(f, ": {\"n\": %d, \"errors\": %d", st->n, st->errors);
         if (st->n)
             fprintf(f,
@@ -214,34 +195,8 @@ int validate_write_json(const struct validate_report *r, const char *path, FILE 
 
 /* ---- plots ------------------------------------------------------------------------ */
 
-static char *plot_script(void)
+static int write_dat(const struct validate_report *r, int metric, FILE *f)
 {
-    const char *dir = getenv("SIMTRAIN_DATA");
-    char *path;
-    FILE *f;
-
-#ifdef SIMTRAIN_DATA_DIR
-    if (!dir || !*dir)
-        dir = SIMTRAIN_DATA_DIR;
-#endif
-    if (!dir || !*dir)
-        dir = ".";
-    path = xasprintf("%s/plots/validation.gp", dir);
-    f = fopen(path, "r");
-    if (!f) {
-        free(path);
-        return NULL;
-    }
-    fclose(f);
-    return path;
-}
-
-static int write_dat(const struct validate_report *r, int metric, const char *path)
-{
-    FILE *f = fopen(path, "w");
-
-    if (!f)
-        return -1;
     fprintf(f, "# %s: measured predicted error_pct id (simtrain validate %s)\n",
             validate_metric_name((enum validate_metric)metric), r->path);
     for (int i = 0; i < r->nrows; i++) {
@@ -251,47 +206,34 @@ static int write_dat(const struct validate_report *r, int metric, const char *pa
             fprintf(f, "%.10g %.10g %.4f %s\n", row->measured, row->predicted, row->error_pct,
                     row->id);
     }
-    return fclose(f);
+    return 0;
 }
 
 int validate_write_plots(const struct validate_report *r, const char *dir, FILE *diag)
 {
-    char *script = plot_script();
     int rc = 0;
 
-    if (mkdir(dir, 0777) && errno != EEXIST) {
-        fprintf(diag, "simtrain validate: error: cannot create '%s': %s\n", dir, strerror(errno));
-        free(script);
+    (void)diag; /* the chart helpers report on stderr */
+    if (chart_make_dir(dir) != 0)
         return -1;
-    }
     for (int m = 0; m < VM_COUNT; m++) {
-        const char *name = validate_metric_name((enum validate_metric)m);
-        char *dat, *svg, *cmd;
+        const char *metric = validate_metric_name((enum validate_metric)m);
+        char *name, *vars;
+        FILE *f;
 
         if (!r->stats[m].n)
             continue;
-        dat = xasprintf("%s/validation_%s.dat", dir, name);
-        svg = xasprintf("%s/validation_%s.svg", dir, name);
-        if (write_dat(r, m, dat)) {
-            fprintf(diag, "simtrain validate: error: cannot write '%s'\n", dat);
+        name = xasprintf("validation_%s", metric);
+        f = chart_open_dat(dir, name);
+        if (!f || write_dat(r, m, f) != 0 || chart_close_dat(f, dir, name) != 0) {
             rc = -1;
-        } else if (!script || strpbrk(dir, "'\"\\$`")) {
-            fprintf(diag, "simtrain validate: note: wrote %s; %s\n", dat,
-                    script ? "directory name needs quoting, chart not drawn"
-                           : "plots/validation.gp not found, chart not drawn");
         } else {
-            cmd = xasprintf("gnuplot -e \"datafile='%s'; outfile='%s'; metric='%s'\" '%s'", dat,
-                            svg, name, script);
-            if (system(cmd) != 0)
-                fprintf(diag, "simtrain validate: note: gnuplot failed; the data is in %s\n", dat);
-            else
-                fprintf(diag, "simtrain validate: wrote %s\n", svg);
-            free(cmd);
+            vars = xasprintf("outfile='%s/%s.svg'; metric='%s'", dir, name, metric);
+            chart_draw(dir, name, "validation", vars);
+            free(vars);
         }
-        free(dat);
-        free(svg);
+        free(name);
     }
-    free(script);
     return rc;
 }
 

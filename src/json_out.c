@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "estimate.h"
 #include "report.h"
+#include "totals.h"
 #include "workload.h"
 
 static cJSON *obj(cJSON *parent, const char *name)
@@ -87,7 +87,7 @@ static void rank_json(cJSON *arr, const struct rank_result *rr)
             cJSON_AddNumberToObject(cb, comm_kind_name(c), rr->comm_bytes[c]);
 }
 
-/* Time to train, cost and energy: present only when their inputs are (estimate.h). */
+/* Time to train, cost and energy: present only when their inputs are (totals.h). */
 static void totals_json(cJSON *res, const struct run *r)
 {
     struct train_totals t;

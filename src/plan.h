@@ -38,6 +38,7 @@
 #include "config.h"
 #include "estimate.h"
 #include "prog.h"
+#include "totals.h"
 
 enum plan_reject {
     PR_DIVISIBILITY,  /* a degree does not divide what it splits (finalize) */

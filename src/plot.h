@@ -31,6 +31,9 @@
  * Each function returns 0 when everything was written (charts drawn or
  * noted as impossible) and -1 when DIR or a data file cannot be written
  * (message printed to stderr).
+ *
+ * Files: plot_run.c (run), plot_whatif.c (sweep and plan), plot_chart.c (data
+ * files, the gnuplot driver, stacked bars).
  */
 #ifndef SIMTRAIN_PLOT_H
 #define SIMTRAIN_PLOT_H

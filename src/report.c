@@ -8,8 +8,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "estimate.h"
 #include "strategy/dp.h"
+#include "totals.h"
 #include "workload.h"
 
 static void fmt_bytes(double b, char *buf, size_t n)
@@ -153,7 +153,7 @@ static void throughput_section(FILE *f, const struct run *r)
             100 * r->mfu);
 }
 
-/* Time to train `training.tokens`, its cost and energy (estimate.h train_totals()). */
+/* Time to train `training.tokens`, its cost and energy (totals.h). */
 static void totals_section(FILE *f, const struct run *r)
 {
     struct train_totals t;

@@ -40,8 +40,8 @@
 #include <stdio.h>
 
 #include "config.h"
-#include "estimate.h"
 #include "prog.h"
+#include "totals.h"
 
 #define SWEEP_MAX_POINTS 1000000L
 #define SWEEP_MAX_AXES   8
@@ -163,5 +163,12 @@ int sweep_merge(char **paths, int npaths, struct sweep *sw, struct sweep_point *
                 char *msg, size_t msglen);
 
 const char *sweep_status_name(int status);
+
+/* Whether `key` changes the GPU count: cluster.nodes, cluster.gpus, hardware.nodes,
+ * hardware.node.gpus. */
+bool sweep_is_size_key(const char *key);
+
+/* Whether point p was simulated (SP_OK or SP_OOM), so it has time and memory figures. */
+bool sweep_point_simulated(const struct sweep_point *p);
 
 #endif

@@ -9,21 +9,6 @@
 
 #include "report.h"
 
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 static void us(FILE *f, sim_time ns)
 {
     fprintf(f, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));
@@ -67,7 +52,7 @@ static void tasks(FILE *f, const struct run *r)
         us(f, tr->t1 - tr->t0);
         fputs(",\"name\":", f);
         prog_label_text(rr->prog, t->label, name, sizeof(name));
-        json_string(f, name);
+        fput_json_string(f, name);
         fprintf(f, ",\"cat\":\"%s\"", tcat_name(t->tcat));
         if (t->mb >= 0 || t->bytes > 0) {
             fputs(",\"args\":{", f);

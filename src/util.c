@@ -195,6 +195,24 @@ char *sb_detach(struct strbuf *sb)
     return s;
 }
 
+void fput_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c == '\n')
+            fputs("\\n", f);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
 char *read_file(const char *path, size_t *len_out)
 {
     FILE *f = fopen(path, "rb");

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdarg.h>
+#include <stdio.h>
 
 /* Simulated time in integer nanoseconds (STYLE.md, "Time and determinism"). */
 typedef int64_t sim_time;
@@ -73,6 +74,13 @@ void sb_add(struct strbuf *sb, const char *s, size_t n);
 void sb_puts(struct strbuf *sb, const char *s);
 /* Detach the buffer (never NULL); the caller frees it. */
 char *sb_detach(struct strbuf *sb);
+
+/*
+ * Write `s` as a JSON string literal (quotes, backslash, newline and other
+ * control characters escaped) to f. For writers that stream JSON by hand
+ * (traces, sweep and plan outputs); the structured JSON result uses cJSON.
+ */
+void fput_json_string(FILE *f, const char *s);
 
 /* Read a whole file into a NUL-terminated heap buffer; NULL (errno set) on failure. */
 char *read_file(const char *path, size_t *len_out);
