@@ -337,7 +337,7 @@ struct scenario *cfg_load_scenario_mem(const char *path, const char *text, size_
                       model_path);
     if (c.errors)
         goto fail;
-    src->given = c.given;
+    s->given = c.given;
     s->path = arena_strdup(&src->arena, path);
     if (!s->name)
         s->name = cfg_stem(&src->arena, path);

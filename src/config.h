@@ -200,6 +200,18 @@ enum attn_kind {
     ATTN_STANDARD
 };
 
+/* Which FlashAttention kernels run fused attention (cost.c). */
+enum attn_impl {
+    ATTN_IMPL_CUDA,  /* FlashAttention-2 CUDA kernels (the hardware's attn_flash efficiency) */
+    ATTN_IMPL_TRITON /* FlashAttention in Triton (flash_attn_triton.py; MPT attn_impl: triton) */
+};
+
+/* How the loss reads the logits (workload.c, workload_head). */
+enum cross_entropy {
+    CE_FP32, /* logits upcast to fp32 and kept (Megatron, torch.nn.CrossEntropyLoss) */
+    CE_FUSED /* one fused kernel on the 16-bit logits (flash_attn cross_entropy) */
+};
+
 enum finetune {
     FT_FULL,
     FT_LORA,
@@ -223,6 +235,7 @@ struct lora_spec {
     unsigned targets;     /* enum lora_target bits */
     bool double_quant;    /* QLoRA double quantization of the NF4 constants */
     bool paged_optimizer; /* QLoRA paged optimizer (optimizer state may page to host) */
+    double dropout;       /* lora_dropout probability on the adapter input; 0 = none */
 };
 
 enum offload {
@@ -242,6 +255,8 @@ struct training {
     enum recompute recompute;
     int recompute_layers; /* RC_FULL: checkpointed layers per stage (0 = all) */
     enum attn_kind attention;
+    enum attn_impl attention_impl; /* kernels of fused attention */
+    enum cross_entropy cross_entropy;
     enum finetune finetune;
     struct lora_spec lora;
     enum offload offload;
@@ -293,10 +308,10 @@ struct parallelism {
     enum pp_schedule schedule;
     enum sharding sharding;
     enum framework framework;
-    int order[DIM_COUNT]; /* placement, innermost (fastest-varying rank) first */
+    int order[DIM_COUNT];   /* placement, innermost (fastest-varying rank) first */
     int first_stage_layers; /* layers on the first pipeline stage, 0 = even split */
     int last_stage_layers;  /* layers on the last pipeline stage, 0 = even split */
-    bool tp_comm_overlap; /* overlap TP communication with compute */
+    bool tp_comm_overlap;   /* overlap TP communication with compute */
 };
 
 struct ddp_cfg {
@@ -393,6 +408,8 @@ struct scenario {
     struct fsdp_cfg fsdp;
     struct nccl_cfg nccl;
     struct sim_cfg sim;
+    unsigned given;         /* values with derived defaults that were set explicitly
+                               (enum cfg_given bits, config_schema.h) */
     struct cfg_source *src; /* NULL for scenarios built in code */
 };
 

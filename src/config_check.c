@@ -58,6 +58,14 @@ void scenario_defaults(struct scenario *s)
     s->description = "";
 }
 
+/* Does Megatron-LM run this layout? (strategy/dp.c dp_framework(), without the ZeRO cases) */
+static bool megatron_framework(const struct parallelism *p)
+{
+    if (p->framework != FW_AUTO)
+        return p->framework == FW_MEGATRON;
+    return p->tp > 1 || p->pp > 1 || p->cp > 1 || p->ep > 1;
+}
+
 void cfg_derive_defaults(struct scenario *s, unsigned given)
 {
     enum dtype p = s->train.precision;
@@ -74,6 +82,13 @@ void cfg_derive_defaults(struct scenario *s, unsigned given)
     /* DeepSpeed: overlap_comm defaults to true only for stage 3 (formulas.md §2.3). */
     if (!(given & GIVEN_OVERLAP_COMM))
         s->zero.overlap_comm = s->par.sharding == SHARD_ZERO3;
+    /*
+     * Megatron-LM: overlap_grad_reduce defaults to False (formulas.md §3.1); KOR22 §6.3 ran
+     * without overlapping the gradient all-reduce. `auto` resolves to Megatron as
+     * dp_framework() does (strategy/dp.c).
+     */
+    if (!(given & GIVEN_DDP_OVERLAP))
+        s->ddp.overlap = !megatron_framework(&s->par);
 }
 
 /* ---- model --------------------------------------------------------------------------------- */
@@ -388,6 +403,12 @@ static int check_memory_features(struct scenario *s, struct cfg_error *err)
     if (t->finetune != FT_FULL && (t->lora.rank < 1 || !(t->lora.alpha > 0)))
         return fail(err, "training.lora.rank", "lora rank (%d) and alpha (%g) must be positive",
                     t->lora.rank, t->lora.alpha);
+    if (!(t->lora.dropout >= 0 && t->lora.dropout <= 1))
+        return fail(err, "training.lora.dropout", "lora dropout (%g) must be between 0 and 1",
+                    t->lora.dropout);
+    if (t->attention_impl == ATTN_IMPL_TRITON && t->attention != ATTN_FLASH)
+        return fail(err, "training.attention_impl",
+                    "attention_impl 'triton' needs attention 'flash'");
     return 0;
 }
 

@@ -62,6 +62,16 @@ static const struct enum_name attention_names[] = {
     { "standard", ATTN_STANDARD },
     { NULL, 0 },
 };
+static const struct enum_name attention_impl_names[] = {
+    { "cuda", ATTN_IMPL_CUDA },
+    { "triton", ATTN_IMPL_TRITON },
+    { NULL, 0 },
+};
+static const struct enum_name cross_entropy_names[] = {
+    { "fp32", CE_FP32 },
+    { "fused", CE_FUSED },
+    { NULL, 0 },
+};
 static const struct enum_name finetune_names[] = {
     { "full", FT_FULL },
     { "lora", FT_LORA },
@@ -403,6 +413,9 @@ static const struct field lora_rows[] = {
       .doc = "QLoRA double quantization of the NF4 constants" },
     { BOOL("paged_optimizer", struct lora_spec, paged_optimizer, "false"),
       .doc = "QLoRA paged optimizer" },
+    /* PEFT LoraConfig.lora_dropout defaults to 0.0; LitGPT's finetune/lora.py uses 0.05. */
+    { NUM("dropout", struct lora_spec, dropout, 0, 1, "0"), .flags = F_ZERO_OK,
+      .doc = "lora_dropout probability (> 0 keeps a dropped copy of each adapted input)" },
 };
 static const struct section lora_section = SECTION("training.lora", lora_rows, 0);
 
@@ -426,6 +439,10 @@ static const struct field training_rows[] = {
       .doc = "full: checkpointed layers per stage, 0 = all" },
     { ENUM("attention", struct training, attention, attention_names, "flash"),
       .doc = "attention kernel" },
+    { ENUM("attention_impl", struct training, attention_impl, attention_impl_names, "cuda"),
+      .doc = "flash kernels: cuda (FlashAttention-2) or triton" },
+    { ENUM("cross_entropy", struct training, cross_entropy, cross_entropy_names, "fp32"),
+      .doc = "loss on fp32-upcast logits, or fused on 16-bit logits" },
     { ENUM("finetune", struct training, finetune, finetune_names, "full"),
       .doc = "full training or adapters" },
     { SECT("lora", struct training, lora, lora_section), .doc = "LoRA / QLoRA adapters" },
@@ -480,8 +497,10 @@ static const struct field ddp_rows[] = {
       .doc = "gradient bucket size" },
     { QTY("first_bucket_size", struct ddp_cfg, first_bucket_bytes, UNIT_BYTES, "1 MiB"),
       .doc = "first (smallest) bucket" },
-    { BOOL("overlap", struct ddp_cfg, overlap, "true"),
-      .doc = "all-reduce buckets during backward" },
+    /* Megatron's overlap_grad_reduce defaults to False (formulas.md §3.1, [MEG
+     * distributed_data_parallel_config.py]); PyTorch DDP always overlaps. */
+    { BOOL("overlap", struct ddp_cfg, overlap, "true"), .given = GIVEN_DDP_OVERLAP,
+      .def_doc = "false for megatron, else true", .doc = "all-reduce buckets during backward" },
 };
 static const struct section ddp_section = SECTION("ddp", ddp_rows, 0);
 

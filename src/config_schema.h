@@ -95,7 +95,8 @@ enum cfg_given {
     GIVEN_KV_HEADS = 1u << 9,
     GIVEN_HEAD_DIM = 1u << 10,
     GIVEN_FFN_HIDDEN = 1u << 11,
-    GIVEN_MOE_FFN_HIDDEN = 1u << 12
+    GIVEN_MOE_FFN_HIDDEN = 1u << 12,
+    GIVEN_DDP_OVERLAP = 1u << 13
 };
 
 /* File-level sections. */
@@ -189,7 +190,6 @@ struct cfg_source {
     const struct yt_node *model;   /* workload mapping */
     const struct yt_node *hw_ref;  /* the scenario's `hardware:` value */
     const struct yt_node *mdl_ref; /* the scenario's `workload:` value */
-    unsigned given;                /* enum cfg_given bits of keys present */
 };
 
 /* ---- files and references (config_ref.c) ------------------------------------------------ */

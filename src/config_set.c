@@ -50,7 +50,7 @@ int cfg_set(struct scenario *s, const char *key, const char *value, struct cfg_e
     struct yt_doc *doc;
     struct schema_ctx c = { .msg = err->msg, .msglen = sizeof(err->msg) };
     struct scenario copy;
-    unsigned given = s->src ? s->src->given : 0;
+    unsigned given = s->given;
 
     memset(err, 0, sizeof(*err));
     snprintf(err->path, sizeof(err->path), "%s", key);
@@ -78,7 +78,9 @@ int cfg_set(struct scenario *s, const char *key, const char *value, struct cfg_e
     arena_release(&tmp);
     if (c.errors)
         return -1;
-    rederive(&copy, key, given);
+    /* The key just set counts as given: its own derived default must not overwrite it. */
+    copy.given = given | f->given;
+    rederive(&copy, key, copy.given);
     *s = copy;
     return 0;
 }

@@ -71,11 +71,10 @@ sim_time cost_membound(const struct gpu_spec *gpu, const struct efficiency *eff,
     return eff->launch + ns_from_s(bytes / (gpu->mem_bw_Bps * eff->mem_bw));
 }
 
-sim_time cost_attention(const struct gpu_spec *gpu, const struct efficiency *eff, enum dtype dt,
-                        enum attn_kind kind, double flops, double bytes)
+static sim_time attention_time(const struct gpu_spec *gpu, const struct efficiency *eff,
+                               enum dtype dt, double frac, double flops, double bytes)
 {
     double peak = cost_peak_flops(gpu, dt);
-    double frac = kind == ATTN_FLASH ? eff->attn_flash : eff->attn_standard;
     double t_math, t_mem;
 
     if (flops <= 0)
@@ -83,4 +82,32 @@ sim_time cost_attention(const struct gpu_spec *gpu, const struct efficiency *eff
     t_math = flops / (peak * frac);
     t_mem = bytes / (gpu->mem_bw_Bps * eff->mem_bw);
     return eff->launch + ns_from_s(t_math > t_mem ? t_math : t_mem);
+}
+
+sim_time cost_attention(const struct gpu_spec *gpu, const struct efficiency *eff, enum dtype dt,
+                        enum attn_kind kind, double flops, double bytes)
+{
+    double frac = kind == ATTN_FLASH ? eff->attn_flash : eff->attn_standard;
+
+    return attention_time(gpu, eff, dt, frac, flops, bytes);
+}
+
+double cost_attn_impl_speed(enum attn_impl impl)
+{
+    /*
+     * FA2 §4.1 (arXiv:2307.08691): FlashAttention-2 is "1.3-2.5x faster than
+     * FlashAttention in Triton" over its benchmark grid (A100, head dims 64 and
+     * 128, causal or not, sequence 512-16k). The paper's range is all that is
+     * stated, so the Triton kernels run at the geometric middle, 1/sqrt(1.3 * 2.5)
+     * = 1/1.80 of FlashAttention-2's throughput (docs/model.md: sensitivity).
+     */
+    if (impl == ATTN_IMPL_TRITON)
+        return 1.0 / sqrt(1.3 * 2.5);
+    return 1.0;
+}
+
+sim_time cost_flash_attention(const struct gpu_spec *gpu, const struct efficiency *eff,
+                              enum dtype dt, enum attn_impl impl, double flops, double bytes)
+{
+    return attention_time(gpu, eff, dt, eff->attn_flash * cost_attn_impl_speed(impl), flops, bytes);
 }

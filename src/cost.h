@@ -45,6 +45,18 @@ sim_time cost_membound(const struct gpu_spec *gpu, const struct efficiency *eff,
 sim_time cost_attention(const struct gpu_spec *gpu, const struct efficiency *eff, enum dtype dt,
                         enum attn_kind kind, double flops, double bytes);
 
+/*
+ * Throughput of FlashAttention kernels `impl` relative to the FlashAttention-2
+ * CUDA kernels that `attn_flash` was measured with: 1 for CUDA; for the Triton
+ * implementation 1/sqrt(1.3 * 2.5), the geometric middle of FA2 §4.1's "1.3-2.5x
+ * faster than FlashAttention in Triton" (arXiv:2307.08691).
+ */
+double cost_attn_impl_speed(enum attn_impl impl);
+
+/* cost_attention() for fused attention run by kernels `impl`. */
+sim_time cost_flash_attention(const struct gpu_spec *gpu, const struct efficiency *eff,
+                              enum dtype dt, enum attn_impl impl, double flops, double bytes);
+
 /* Peak FLOP/s for a dtype; falls back to bf16/fp16 when the dtype has no figure. */
 double cost_peak_flops(const struct gpu_spec *gpu, enum dtype dt);
 

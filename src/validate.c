@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_schema.h"
 #include "fit.h"
 
 /* Copy a string into a fixed buffer, truncating. */
@@ -69,6 +70,9 @@ enum col {
     C_MASTER_WEIGHTS,
     C_GRAD_DTYPE,
     C_OVERHEAD,
+    C_ATTN_IMPL,
+    C_LORA_DROPOUT,
+    C_CROSS_ENTROPY,
     C_COUNT
 };
 
@@ -130,6 +134,15 @@ static const struct {
     [C_MASTER_WEIGHTS] = { "master_weights", false },
     [C_GRAD_DTYPE] = { "grad_dtype", false },
     [C_OVERHEAD] = { "memory_overhead_gib", false },
+    /*
+     * Accuracy columns (docs/validation.md): attn_impl (cuda | triton: the
+     * FlashAttention kernels, training.attention_impl) and lora_dropout (the
+     * adapter dropout probability, training.lora.dropout) and cross_entropy
+     * (fp32 | fused: training.cross_entropy).
+     */
+    [C_ATTN_IMPL] = { "attn_impl", false },
+    [C_LORA_DROPOUT] = { "lora_dropout", false },
+    [C_CROSS_ENTROPY] = { "cross_entropy", false },
 };
 
 const char *validate_metric_name(enum validate_metric m)
@@ -250,6 +263,35 @@ static const char *attn_name_i(int i)
     return (unsigned)i < ARRAY_LEN(n) ? n[i] : "?";
 }
 
+static const char *cross_entropy_name_i(int i)
+{
+    static const char *const n[] = { "fp32", "fused" };
+    return (unsigned)i < ARRAY_LEN(n) ? n[i] : "?";
+}
+
+static const char *attn_impl_name_i(int i)
+{
+    static const char *const n[] = { "cuda", "triton" };
+    return (unsigned)i < ARRAY_LEN(n) ? n[i] : "?";
+}
+
+/* A probability in [0, 1]; empty leaves *out unchanged. */
+static int get_prob(struct rowctx *rc, enum col c, double *out)
+{
+    const char *s = field(rc, c);
+    char *end;
+    double v;
+
+    if (!*s)
+        return 0;
+    errno = 0;
+    v = strtod(s, &end);
+    if (end == s || *end || errno || !(v >= 0 && v <= 1))
+        return bad(rc, "%s '%s' is not a number between 0 and 1", columns[c].name, s);
+    *out = v;
+    return 0;
+}
+
 static const char *sharding_name_i(int i)
 {
     return sharding_name((enum sharding)i);
@@ -362,7 +404,8 @@ static int fill_memory(struct rowctx *rc, struct training *tr)
         get_enum(rc, C_OPTIMIZER, optimizer_name_i, OPT_ADAFACTOR + 1, tr->optimizer, &opt) ||
         get_bool(rc, C_MASTER_WEIGHTS, tr->master_weights, &tr->master_weights) ||
         get_enum(rc, C_GRAD_DTYPE, dtype_name_i, DT_COUNT, tr->grad_dtype, &grad) ||
-        get_gib(rc, C_OVERHEAD, &tr->overhead_bytes))
+        get_gib(rc, C_OVERHEAD, &tr->overhead_bytes) ||
+        get_prob(rc, C_LORA_DROPOUT, &tr->lora.dropout))
         return -1;
     if (grad != DT_FP32 && grad != DT_BF16 && grad != DT_FP16)
         return bad(rc, "grad_dtype '%s' is not one of fp32, bf16, fp16", field(rc, C_GRAD_DTYPE));
@@ -414,13 +457,15 @@ static int fill_model(struct rowctx *rc, struct model *m, int seq_len)
 static int fill_training(struct rowctx *rc, struct scenario *s)
 {
     struct training *tr = &s->train;
-    int rec, attn, prec;
+    int rec, attn, prec, impl, ce;
 
     if (get_int(rc, C_SEQ_LEN, 0, 1, &tr->seq_len) ||
         get_int(rc, C_GLOBAL_BATCH, 0, 1, &tr->global_batch) ||
         get_int(rc, C_MICRO_BATCH, 1, 1, &tr->micro_batch) ||
         get_enum(rc, C_RECOMPUTE, recompute_name_i, 3, RC_NONE, &rec) ||
         get_enum(rc, C_ATTENTION, attn_name_i, 2, ATTN_FLASH, &attn) ||
+        get_enum(rc, C_ATTN_IMPL, attn_impl_name_i, 2, ATTN_IMPL_CUDA, &impl) ||
+        get_enum(rc, C_CROSS_ENTROPY, cross_entropy_name_i, 2, CE_FP32, &ce) ||
         get_enum(rc, C_PRECISION, dtype_name_i, DT_COUNT, DT_BF16, &prec))
         return -1;
     if (prec != DT_BF16 && prec != DT_FP16 && prec != DT_FP8 && prec != DT_FP32)
@@ -428,6 +473,8 @@ static int fill_training(struct rowctx *rc, struct scenario *s)
                    field(rc, C_PRECISION));
     tr->recompute = (enum recompute)rec;
     tr->attention = (enum attn_kind)attn;
+    tr->attention_impl = (enum attn_impl)impl;
+    tr->cross_entropy = (enum cross_entropy)ce;
     tr->precision = (enum dtype)prec;
     return fill_memory(rc, tr);
 }
@@ -466,6 +513,8 @@ int validate_row_scenario(const struct csv_table *t, int row, const struct hardw
         return -1;
     s->gpus = gpus;
     s->nodes = (gpus + gpn - 1) / gpn;
+    /* The loader's derived defaults (framework-dependent overlap, FSDP dtypes), no key given. */
+    cfg_derive_defaults(s, 0);
     memset(&err, 0, sizeof(err));
     if (scenario_finalize(s, &err))
         return bad(&rc, "%s", err.msg[0] ? err.msg : "invalid configuration");
@@ -649,35 +698,39 @@ static void evaluate_row(struct runner *ru, int i, const int *col)
     r->ok = true;
 }
 
-static void summarize(struct validate_report *rep)
+void validate_group_stats(const struct validate_report *rep, enum validate_metric m,
+                          const char *prefix, struct validate_stats *st)
 {
     double *v = xmalloc((size_t)(rep->nrows ? rep->nrows : 1) * sizeof(*v));
+    size_t plen = prefix && strcmp(prefix, "*") ? strlen(prefix) : 0;
+    double sum = 0;
 
-    for (int m = 0; m < VM_COUNT; m++) {
-        struct validate_stats *st = &rep->stats[m];
-        double sum = 0;
+    memset(st, 0, sizeof(*st));
+    for (int i = 0; i < rep->nrows; i++) {
+        const struct validate_row *r = &rep->rows[i];
 
-        memset(st, 0, sizeof(*st));
-        for (int i = 0; i < rep->nrows; i++) {
-            const struct validate_row *r = &rep->rows[i];
-
-            if (r->metric != m)
-                continue;
-            if (!r->ok) {
-                st->errors++;
-                continue;
-            }
-            v[st->n++] = fabs(r->error_pct);
-            sum += fabs(r->error_pct);
-        }
-        if (!st->n)
+        if (r->metric != (int)m || (plen && strncmp(r->id, prefix, plen)))
             continue;
+        if (!r->ok) {
+            st->errors++;
+            continue;
+        }
+        v[st->n++] = fabs(r->error_pct);
+        sum += fabs(r->error_pct);
+    }
+    if (st->n) {
         st->mean = sum / st->n;
         st->median = fit_quantile(v, st->n, 0.5);
         st->p90 = fit_quantile(v, st->n, 0.9);
         st->max = fit_quantile(v, st->n, 1.0);
     }
     free(v);
+}
+
+static void summarize(struct validate_report *rep)
+{
+    for (int m = 0; m < VM_COUNT; m++)
+        validate_group_stats(rep, (enum validate_metric)m, "*", &rep->stats[m]);
 }
 
 static int check_header(const struct csv_table *t, const int *col, FILE *diag)

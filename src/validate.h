@@ -108,6 +108,14 @@ int validate_file(const char *path, const struct validate_hooks *hooks, struct v
 void validate_release(struct validate_report *r);
 
 /*
+ * Statistics of |error_pct| over the rows of metric `m` whose id starts with
+ * `prefix` ("*" or "" selects every row): a group of runs from one source, so
+ * a guard can hold well-predicted groups tightly while others are poor.
+ */
+void validate_group_stats(const struct validate_report *r, enum validate_metric m,
+                          const char *prefix, struct validate_stats *out);
+
+/*
  * Build the scenario of row `row` of `t` on hardware `hw` (copied into *s) and
  * finalize it. Returns 0, or -1 with reason[] filled. Strings in *s point
  * into `t`.

@@ -63,6 +63,20 @@ static void membound(const struct ctx *c, struct op *o, double bytes, double sav
     o->saved = saved;
 }
 
+/*
+ * The bias gradient of a projection with a bias: a reduction of the output
+ * gradient over the tokens, `rows` x `cols` elements read once (Megatron
+ * ColumnParallelLinear backward `grad_bias = grad_output.sum(dim=0)`; the
+ * row-parallel bias is added in the fused bias-dropout-add, whose autograd
+ * backward sums the same way; PyTorch nn.Linear's backward likewise).
+ */
+static void bias_grad(const struct ctx *c, struct op *o, double rows, double cols)
+{
+    if (!c->s->model.bias || c->lora)
+        return;
+    o->t_wgrad += cost_membound(c->gpu, c->eff, rows * cols * c->p);
+}
+
 double workload_nf4_bytes(bool double_quant)
 {
     /*
@@ -120,6 +134,31 @@ static double adapter(const struct ctx *c, struct op *o, double T, double d_in, 
         cost_gemm(g, e, c->dt, r, d_out, T, batch) + cost_gemm(g, e, c->dt, d_in, r, T, batch);
     o->saved += c->p * T * r * batch;
     return r * (d_in + d_out) * batch;
+}
+
+/*
+ * lora_dropout > 0 (LitGPT LoRALayer and PEFT LoraLayer compute
+ * lora_B(lora_A(dropout(x)))): the adapters of one input read a dropped copy
+ * of it, which autograd saves for lora_A's weight gradient together with
+ * dropout's 1-byte mask, instead of x; the frozen projection `base` then keeps
+ * x only when its own backward needs it (`base_needs`: QLoRA's MatMul4Bit, or
+ * a fused attention output). One dropout per input, as LitGPT's fused QKV
+ * applies one lora_dropout to x for all its adapters (PEFT's separate q_proj
+ * and v_proj each drop their own copy: counted once here). The dropout itself
+ * is a memory-bound pass reading x and writing the copy and the mask.
+ */
+static void adapter_dropout(const struct ctx *c, struct op *base, struct op *lora, double rows,
+                            double d_in, bool base_needs)
+{
+    double elems = rows * d_in;
+
+    if (!(c->s->train.lora.dropout > 0))
+        return;
+    if (!base_needs)
+        base->saved = 0;
+    lora->saved += elems * (c->p + 1);
+    lora->t_fwd += cost_membound(c->gpu, c->eff, elems * (2 * c->p + 1));
+    lora->t_dgrad += cost_membound(c->gpu, c->eff, elems * (2 * c->p + 1));
 }
 
 /* NF4 -> bf16 dequantization of `weights` projection weights, before forward and backward GEMMs. */
@@ -224,16 +263,19 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
     double sq = (double)sh->s / sh->cp, sk = sh->s, b = sh->b;
     double T = c->T, p = c->p;
     unsigned tg = c->targets;
-    struct op *o;
+    struct op *o, *base;
 
     norm_op(c, ops, n, "attn_norm", PART_ATTN);
     dequant_op(c, ops, n, "nf4_dequant_attn", PART_ATTN, h * (q + 2 * kv) + q * h);
     o = add_op(ops, n, MAX_OPS, "qkv_proj", OP_GEMM, PART_ATTN, SEG_COL);
     gemm(c, o, T, q + 2 * kv, h, 1, c->Tn * h * p);
+    bias_grad(c, o, T, q + 2 * kv);
     freeze(c, o, LORA_Q | LORA_K | LORA_V, true);
+    base = o;
     if (tg & (LORA_Q | LORA_K | LORA_V)) {
         /* Column-parallel: A (h x r) replicated, B (r x d_out / tp) sharded. */
         o = add_op(ops, n, MAX_OPS, "lora_qkv", OP_GEMM, PART_ATTN, SEG_COL);
+        adapter_dropout(c, base, o, T, h, c->qlora);
         if (tg & LORA_Q)
             lc->lora_params[PART_ATTN] += adapter(c, o, T, h, q, 1);
         if (tg & LORA_K)
@@ -253,8 +295,9 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
         o->flops = flops;
         o->hw_flops = flops / 2; /* causal: masked blocks skipped */
         o->bytes = io;
-        o->t_fwd = cost_attention(c->gpu, c->eff, c->dt, ATTN_FLASH, o->hw_flops, io);
-        o->t_dgrad = cost_attention(c->gpu, c->eff, c->dt, ATTN_FLASH, 2.5 * o->hw_flops, 2 * io);
+        enum attn_impl impl = c->s->train.attention_impl;
+        o->t_fwd = cost_flash_attention(c->gpu, c->eff, c->dt, impl, o->hw_flops, io);
+        o->t_dgrad = cost_flash_attention(c->gpu, c->eff, c->dt, impl, 2.5 * o->hw_flops, 2 * io);
         o->saved = p * T * (q + 2 * kv) + 4 * T * heads;
         if (c->eager)
             o->saved += p * T * q; /* O; the out-proj input is a contiguous copy of it */
@@ -282,6 +325,7 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
     }
     o = add_op(ops, n, MAX_OPS, "out_proj", OP_GEMM, PART_ATTN, SEG_ROW);
     gemm(c, o, T, h, q, 1, p * T * q);
+    bias_grad(c, o, c->Tn, h); /* replicated bias, on the (sequence-sharded) output */
     /*
      * Fused (Megatron): the out-proj input is FlashAttention's O, which its
      * backward needs anyway, so a frozen out-proj cannot drop it. Eager: the
@@ -289,9 +333,12 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
      * saved only as any other frozen projection input.
      */
     freeze(c, o, c->s->train.attention == ATTN_FLASH && !c->eager ? ~0u : LORA_O, true);
+    base = o;
     if (tg & LORA_O) {
         /* Row-parallel: A (q / tp x r) sharded, B (r x h) replicated. */
         o = add_op(ops, n, MAX_OPS, "lora_o", OP_GEMM, PART_ATTN, SEG_ROW);
+        adapter_dropout(c, base, o, T, q,
+                        c->qlora || (c->s->train.attention == ATTN_FLASH && !c->eager));
         lc->lora_params[PART_ATTN] += adapter(c, o, T, q, h, 1);
     }
     residual_op(c, ops, n, "attn_residual", PART_ATTN);
@@ -307,9 +354,9 @@ static void mlp_ops(const struct ctx *c, bool moe, struct layer_cost *lc)
     double f = (moe ? m->moe.ffn_hidden : m->ffn_hidden) / c->tp;
     bool swiglu = m->act == ACT_SWIGLU;
     double up = swiglu ? 2 * f : f;
-    double tokens = T, batch = 1;
+    double tokens = T, batch = 1, unpermute_bytes = 0;
     unsigned tg = c->targets, in_mask = swiglu ? LORA_GATE | LORA_UP : LORA_UP;
-    struct op *o;
+    struct op *o, *base;
 
     norm_op(c, ops, n, "mlp_norm", PART_MLP);
     lc->moe_a2a_bytes = 0;
@@ -322,13 +369,29 @@ static void mlp_ops(const struct ctx *c, bool moe, struct layer_cost *lc)
         batch = E / ep;
         tokens = T * k * ep / E * cf;
         lc->moe_a2a_bytes = T * k * h * p;
+        /*
+         * Token permutation (Megatron core moe_utils.py permute / unpermute, the
+         * token dispatcher's non-fused path): permute gathers each token's k
+         * copies grouped by expert (read and write T*k*h); unpermute weights the
+         * expert outputs by their router probabilities (read and write T*k*h,
+         * saving the expert outputs for the probabilities' gradient), then
+         * scatter-adds them back into T*h (read T*k*h, read and write T*h).
+         * Backward moves the same bytes in reverse.
+         */
+        o = add_op(ops, n, MAX_OPS, "moe_permute", OP_MEM, PART_MLP, SEG_GATE);
+        membound(c, o, 2 * T * k * h * p, 0);
+        o->t_dgrad = o->t_fwd;
+        unpermute_bytes = (3 * k + 2) * T * h * p;
     }
     dequant_op(c, ops, n, "nf4_dequant_mlp", PART_MLP, (swiglu ? 3 : 2) * h * f * batch);
     o = add_op(ops, n, MAX_OPS, swiglu ? "gate_up_proj" : "fc1", OP_GEMM, PART_MLP, SEG_COL);
     gemm(c, o, tokens, up, h, batch, (moe ? tokens * batch : c->Tn) * h * p);
+    bias_grad(c, o, tokens * batch, up);
     freeze(c, o, in_mask, true);
+    base = o;
     if (tg & in_mask) {
         o = add_op(ops, n, MAX_OPS, "lora_gate_up", OP_GEMM, PART_MLP, SEG_COL);
+        adapter_dropout(c, base, o, tokens * batch, h, c->qlora);
         if (swiglu && (tg & LORA_GATE))
             lc->lora_params[PART_MLP] += adapter(c, o, tokens, h, f, batch);
         if (tg & LORA_UP)
@@ -341,10 +404,18 @@ static void mlp_ops(const struct ctx *c, bool moe, struct layer_cost *lc)
         membound(c, o, 2 * tokens * batch * f * p, tokens * batch * f * p);
     o = add_op(ops, n, MAX_OPS, swiglu ? "down_proj" : "fc2", OP_GEMM, PART_MLP, SEG_ROW);
     gemm(c, o, tokens, h, f, batch, tokens * batch * f * p);
+    bias_grad(c, o, moe ? tokens * batch : c->Tn, h);
     freeze(c, o, LORA_DOWN, true);
+    base = o;
     if (tg & LORA_DOWN) {
         o = add_op(ops, n, MAX_OPS, "lora_down", OP_GEMM, PART_MLP, SEG_ROW);
+        adapter_dropout(c, base, o, tokens * batch, f, c->qlora);
         lc->lora_params[PART_MLP] += adapter(c, o, tokens, f, h, batch);
+    }
+    if (unpermute_bytes > 0) {
+        o = add_op(ops, n, MAX_OPS, "moe_unpermute", OP_MEM, PART_MLP, SEG_POST);
+        membound(c, o, unpermute_bytes, T * m->moe.topk * h * p);
+        o->t_dgrad = o->t_fwd;
     }
     residual_op(c, ops, n, "mlp_residual", PART_MLP);
 }
@@ -556,8 +627,31 @@ void workload_head(const struct scenario *s, const struct shard *sh, struct edge
     /* Vocab-parallel cross-entropy on fp32 logits (KOR22 §4.3: 4sbv/t kept for backward). */
     o = add_op(out->ops, &out->nops, 8, "cross_entropy", OP_MEM, 0, SEG_POST);
     membound(&c, o, logits * (c.p + 4 + 4), 0);
+    if (!c.eager) {
+        /*
+         * Megatron: the 16-bit logits are copied to fp32 (`output.float()`), then
+         * _VocabParallelCrossEntropy (mpu/cross_entropy.py) runs separate passes over
+         * them: max (read), sub_ (read + write), exp (read + write), sum (read), div_
+         * (read + write), 36 B per fp32 element; backward mul_ by the loss gradient
+         * (read + write) and the cast back to 16 bits (read 4, write p).
+         */
+        o->t_fwd = cost_membound(c.gpu, c.eff, logits * (c.p + 4 + 36));
+        o->t_dgrad = cost_membound(c.gpu, c.eff, logits * (8 + 4 + c.p));
+    }
     out->logits_bytes = 4 * logits;
     out->transient_bytes = c.p * logits;
+    if (s->train.cross_entropy == CE_FUSED) {
+        /*
+         * flash_attn.losses.cross_entropy (llm-foundry's default loss_fn
+         * fused_crossentropy): one kernel reads the 16-bit logits and writes the
+         * loss and fp32 log-sum-exp per token, saving both; backward reads the
+         * logits and writes their 16-bit gradient. No fp32 copy exists.
+         */
+        o->t_fwd = cost_membound(c.gpu, c.eff, logits * c.p);
+        o->t_dgrad = cost_membound(c.gpu, c.eff, 2 * logits * c.p);
+        out->logits_bytes = c.p * logits + 4 * c.T;
+        out->transient_bytes = 0;
+    }
     out->params =
         (m->norm == NORM_LAYERNORM ? 2.0 : 1.0) * m->hidden +
         ((!m->tied_embeddings || s->par.pp > 1) ? (double)m->vocab * m->hidden / s->par.tp : 0);

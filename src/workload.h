@@ -27,12 +27,23 @@
  *   unless an adapter on it needs the same tensor (autograd saves a matmul
  *   operand only for the other operand's gradient). Each targeted matrix adds
  *   the adapter GEMMs x*A (T x d_in x r) and (xA)*B (T x r x d_out), their
- *   input and weight gradients, and saves xA (T x r); lora_dropout = 0 (PEFT's
- *   default), so no dropout copy of x. QLoRA dequantizes each NF4 projection
+ *   input and weight gradients, and saves xA (T x r). With lora_dropout > 0
+ *   (training.lora.dropout; PEFT defaults to 0, LitGPT uses 0.05) the
+ *   adapters of one input read a dropped copy of it, saved with its 1-byte
+ *   mask instead of x. QLoRA dequantizes each NF4 projection
  *   weight to bf16 before every forward and backward GEMM (bitsandbytes
  *   MatMul4Bit): a memory-bound pass reading the NF4 bytes and writing 2 B per
  *   weight, in forward and again in backward. The embedding and the LM head
  *   stay frozen in 16 bits: no weight gradients.
+ * - Bias gradients: a projection with a bias reduces its output gradient over
+ *   the tokens in backward (Megatron ColumnParallelLinear grad_output.sum(0)).
+ * - The loss: fp32-upcast logits (Megatron's vocab-parallel cross-entropy as
+ *   its separate fp32 passes, mpu/cross_entropy.py) or flash_attn's fused
+ *   cross-entropy on the 16-bit logits (training.cross_entropy: fused).
+ * - FlashAttention kernels: FlashAttention-2 CUDA, or FlashAttention in Triton
+ *   at FA2 §4.1's middle slowdown (cost_attn_impl_speed()).
+ * - MoE token permutation and unpermutation (Megatron core moe_utils.py) as
+ *   memory-bound passes over the T*k routed copies.
  * - Eager modules (workload_eager()) save more than Megatron's fused kernels
  *   (formulas.md §2.4 "Limits": measured 24-48 hidden-state copies per layer
  *   for Hugging Face models): RMSNorm keeps an fp32 copy of its input instead

@@ -420,6 +420,13 @@ static void test_cfg_set_checks_and_rederives(void **state)
     assert_int_equal(cfg_set(s, "parallelism.tp", "4", &err), 0);
     assert_int_equal(scenario_finalize(s, &err), 0);
     assert_int_equal(s->par.dp, 4);
+    /* A key set through cfg_set stays set when a later cfg_set re-derives the defaults. */
+    assert_int_equal(cfg_set(s, "parallelism.framework", "megatron", &err), 0);
+    assert_false(s->ddp.overlap); /* Megatron's overlap_grad_reduce default */
+    assert_int_equal(cfg_set(s, "ddp.overlap", "true", &err), 0);
+    assert_int_equal(cfg_set(s, "parallelism.tp", "4", &err), 0);
+    assert_int_equal(scenario_finalize(s, &err), 0);
+    assert_true(s->ddp.overlap);
     assert_int_equal(cfg_set(s, "parallelism.sharding", "zero3", &err), 0);
     assert_true(s->zero.overlap_comm); /* DeepSpeed default for stage 3 */
     assert_int_equal(cfg_set(s, "training.precision", "fp16", &err), 0);

@@ -306,9 +306,9 @@ static void test_memory_lora_states_only_adapters(void **state)
  * (LitGPT tutorials/resource-tables.md, 10/20/2023; tests/validation/memory.csv):
  *   Llama 2 7B: none 21.30, bnb.nf4 14.14, bnb.nf4-dq 13.84 GB
  *   Llama 2 13B: none 38.12, bnb.nf4 23.14, bnb.nf4-dq 22.55 GB
- * LoRA is within 10 %. QLoRA is within 20 %: LitGPT's lora_dropout = 0.05
- * (a copy of each adapter input and its mask) and its fused QKV tensor (kept
- * alive by the V view the attention saves) are not modelled (docs/validation.md).
+ * with LitGPT's lora_dropout = 0.05 (training.lora.dropout: a dropped copy of
+ * each adapter input and its mask). LoRA is within 10 %, QLoRA within 15 %
+ * (all under-predicted by 6-13 %; docs/memory.md, "Validation").
  */
 static void test_memory_litgpt_measured_peaks(void **state)
 {
@@ -317,11 +317,11 @@ static void test_memory_litgpt_measured_peaks(void **state)
         double gb, tol;
     } rows[] = {
         { "llama2-7b", "lora", "true", 21.30, 0.10 },
-        { "llama2-7b", "qlora", "false", 14.14, 0.20 },
-        { "llama2-7b", "qlora", "true", 13.84, 0.20 },
+        { "llama2-7b", "qlora", "false", 14.14, 0.15 },
+        { "llama2-7b", "qlora", "true", 13.84, 0.15 },
         { "llama2-13b", "lora", "true", 38.12, 0.10 },
-        { "llama2-13b", "qlora", "false", 23.14, 0.20 },
-        { "llama2-13b", "qlora", "true", 22.55, 0.20 },
+        { "llama2-13b", "qlora", "false", 23.14, 0.15 },
+        { "llama2-13b", "qlora", "true", 22.55, 0.15 },
     };
     size_t i;
 
@@ -338,6 +338,7 @@ static void test_memory_litgpt_measured_peaks(void **state)
                                ft,
                                "training.lora.rank=8",
                                "training.lora.targets=[q,v]",
+                               "training.lora.dropout=0.05",
                                dq,
                                "training.memory_overhead=0 B",
                                "parallelism.framework=pytorch",

@@ -273,6 +273,9 @@ static int count_colls(const struct prog *p, int comm, int op)
  * Per layer and micro-batch, TP issues 2 all-reduces forward and 2 backward (SHO19 §3); with
  * sequence parallelism 2 all-gathers and 2 reduce-scatters forward, and backward 2
  * reduce-scatters and 4 all-gathers, one more per block for the weight gradient (KOR22 §4.2.2).
+ * Per micro-batch the embedding all-reduces its vocabulary-parallel lookup (plus, under sequence
+ * parallelism, an all-gather of its gradient) and the output layer all-reduces its input
+ * gradient (under sequence parallelism: all-gather forward, reduce-scatter backward).
  */
 static void test_tp_collective_counts(void **state)
 {
@@ -284,10 +287,10 @@ static void test_tp_collective_counts(void **state)
     (void)state;
     simulate(s1, false, &r1);
     simulate(s2, false, &r2);
-    assert_int_equal(count_colls(r1.progs[0], COMM_TP, COLL_ALL_REDUCE), 4 * per);
-    assert_int_equal(count_colls(r2.progs[0], COMM_TP, COLL_ALL_REDUCE), 0);
-    assert_int_equal(count_colls(r2.progs[0], COMM_TP, COLL_ALL_GATHER), 6 * per);
-    assert_int_equal(count_colls(r2.progs[0], COMM_TP, COLL_REDUCE_SCATTER), 4 * per);
+    assert_int_equal(count_colls(r1.progs[0], COMM_TP, COLL_ALL_REDUCE), 4 * per + 2);
+    assert_int_equal(count_colls(r2.progs[0], COMM_TP, COLL_ALL_REDUCE), 1);
+    assert_int_equal(count_colls(r2.progs[0], COMM_TP, COLL_ALL_GATHER), 6 * per + 2);
+    assert_int_equal(count_colls(r2.progs[0], COMM_TP, COLL_REDUCE_SCATTER), 4 * per + 1);
     run_release(&r1);
     run_release(&r2);
     cfg_free(s1);

@@ -190,6 +190,61 @@ static void test_validate_missing_optional_columns(void **state)
     validate_release(&rep);
 }
 
+/*
+ * Rows get the loader's derived defaults: a Megatron row (tp 2) does not overlap its
+ * gradient all-reduce (overlap_grad_reduce False), a PyTorch row does, a ZeRO-3 row
+ * overlaps its reductions (DeepSpeed); the accuracy columns set the FlashAttention kernels,
+ * the loss implementation and the LoRA dropout, and a bad value is the row's reason.
+ */
+static void test_validate_derived_defaults_and_accuracy_columns(void **state)
+{
+    struct fake f = { .ids = { "meg", "pt", "z3" }, .measured = { 1, 1, 1 }, .n = 3, .fits = true };
+    struct validate_report rep;
+    const struct scenario *s = &f.last;
+    const char *head = "id,hardware,num_gpus,layers,hidden,heads,vocab,seq_len,global_batch,tp,"
+                       "sharding,framework,attn_impl,cross_entropy,finetune,lora_dropout,metric,"
+                       "value\n";
+    char text[1024];
+
+    (void)state;
+    snprintf(text, sizeof(text),
+             "%smeg,fake-a100,8,4,1024,16,32000,2048,64,2,,megatron,,,,,"
+             "step_time_s,1\n",
+             head);
+    assert_int_equal(run(text, &f, &rep, stderr), 0);
+    assert_true(rep.rows[0].ok);
+    assert_false(s->ddp.overlap);
+    assert_int_equal(s->train.attention_impl, ATTN_IMPL_CUDA);
+    assert_int_equal(s->train.cross_entropy, CE_FP32);
+    validate_release(&rep);
+    snprintf(text, sizeof(text),
+             "%spt,fake-a100,8,4,1024,16,32000,2048,64,1,fsdp,fsdp,triton,"
+             "fused,lora,0.05,step_time_s,1\n",
+             head);
+    assert_int_equal(run(text, &f, &rep, stderr), 0);
+    assert_true(rep.rows[0].ok);
+    assert_true(s->ddp.overlap);
+    assert_int_equal(s->train.attention_impl, ATTN_IMPL_TRITON);
+    assert_int_equal(s->train.cross_entropy, CE_FUSED);
+    assert_true(fabs(s->train.lora.dropout - 0.05) < 1e-15);
+    validate_release(&rep);
+    snprintf(text, sizeof(text),
+             "%sz3,fake-a100,8,4,1024,16,32000,2048,64,1,zero3,deepspeed,,,,"
+             ",step_time_s,1\n",
+             head);
+    assert_int_equal(run(text, &f, &rep, stderr), 0);
+    assert_true(s->zero.overlap_comm);
+    validate_release(&rep);
+    snprintf(text, sizeof(text),
+             "%sz3,fake-a100,8,4,1024,16,32000,2048,64,1,,,cudnn,,lora,1.5,"
+             "step_time_s,1\n",
+             head);
+    assert_int_equal(run(text, &f, &rep, stderr), 0);
+    assert_false(rep.rows[0].ok);
+    assert_string_equal(rep.rows[0].reason, "unknown attn_impl 'cudnn'");
+    validate_release(&rep);
+}
+
 /* swiglu rows are Llama style unless the optional style columns say otherwise. */
 static void test_validate_block_style(void **state)
 {
@@ -355,6 +410,45 @@ static void test_validate_statistics(void **state)
     sb_release(&sb);
 }
 
+/*
+ * Group statistics by id prefix: errors k-a +10, k-b -20, s-c +5 give median 15 and max 20
+ * for group "k-", 5 for "s-", the whole-metric figures for "*", and n = 0 for "zz".
+ */
+static void test_validate_group_stats_by_prefix(void **state)
+{
+    struct fake f = { .ids = { "k-a", "k-b", "s-c" },
+                      .measured = { 1, 2, 3 },
+                      .error_pct = { 10, -20, 5 },
+                      .n = 3,
+                      .fits = true };
+    struct validate_report rep;
+    struct validate_stats st;
+    struct strbuf sb;
+
+    (void)state;
+    sb_init(&sb);
+    sb_puts(&sb, "id,hardware,num_gpus,layers,hidden,heads,vocab,seq_len,global_batch,metric,"
+                 "value\n");
+    for (int i = 0; i < 3; i++)
+        sb_addf(&sb, "%s,fake-a100,8,32,4096,32,32000,2048,64,step_time_s,%g\n", f.ids[i],
+                f.measured[i]);
+    assert_int_equal(run(sb.buf, &f, &rep, stderr), 0);
+    validate_group_stats(&rep, VM_STEP_TIME, "k-", &st);
+    assert_int_equal(st.n, 2);
+    assert_true(fabs(st.median - 15) < 1e-9);
+    assert_true(fabs(st.max - 20) < 1e-9);
+    validate_group_stats(&rep, VM_STEP_TIME, "s-", &st);
+    assert_int_equal(st.n, 1);
+    assert_true(fabs(st.max - 5) < 1e-9);
+    validate_group_stats(&rep, VM_STEP_TIME, "*", &st);
+    assert_int_equal(st.n, 3);
+    assert_true(fabs(st.median - rep.stats[VM_STEP_TIME].median) < 1e-12);
+    validate_group_stats(&rep, VM_STEP_TIME, "zz", &st);
+    assert_int_equal(st.n, 0);
+    validate_release(&rep);
+    sb_release(&sb);
+}
+
 /* Text output: one line per row (in input order) and the summary; Markdown gives tables. */
 static void test_validate_text_output(void **state)
 {
@@ -450,8 +544,9 @@ static void test_validate_json(void **state)
 
 /*
  * `simtrain validate tests/validation/runs.csv` with the real simulator: every row gets a
- * line, and each statistic listed in tests/validation/thresholds.txt stays at or below the
- * level recorded there (a regression in prediction accuracy fails CI).
+ * line, and each statistic listed in tests/validation/thresholds.txt (GROUP METRIC STAT MAX,
+ * GROUP an id prefix or `*`) stays at or below the level recorded there (a regression in
+ * prediction accuracy fails CI, group by group).
  */
 static void test_validate_runs_csv_within_thresholds(void **state)
 {
@@ -476,32 +571,37 @@ static void test_validate_runs_csv_within_thresholds(void **state)
     th = fopen(SIMTRAIN_SOURCE_DIR "/tests/validation/thresholds.txt", "r");
     assert_non_null(th);
     while (fgets(line, sizeof(line), th)) {
-        char metric[64], stat[64];
+        char group[64], metric[64], stat[64];
+        struct validate_stats st;
         double limit, got = NAN;
         int m;
 
-        if (line[0] == '#' || sscanf(line, "%63s %63s %lf", metric, stat, &limit) != 3)
+        if (line[0] == '#' || line[0] == '\n')
             continue;
+        if (sscanf(line, "%63s %63s %63s %lf", group, metric, stat, &limit) != 4)
+            fail_msg("thresholds.txt: expected GROUP METRIC STAT MAX, got: %s", line);
         for (m = 0; m < VM_COUNT && strcmp(metric, validate_metric_name((enum validate_metric)m));
              m++)
             ;
         assert_true(m < VM_COUNT);
+        validate_group_stats(&rep, (enum validate_metric)m, group, &st);
         if (!strcmp(stat, "median_abs_pct"))
-            got = rep.stats[m].median;
+            got = st.median;
         else if (!strcmp(stat, "mean_abs_pct"))
-            got = rep.stats[m].mean;
+            got = st.mean;
         else if (!strcmp(stat, "p90_abs_pct"))
-            got = rep.stats[m].p90;
+            got = st.p90;
         else if (!strcmp(stat, "max_abs_pct"))
-            got = rep.stats[m].max;
+            got = st.max;
         else if (!strcmp(stat, "errors"))
-            got = rep.stats[m].errors;
+            got = st.errors;
         else
             fail_msg("thresholds.txt: unknown statistic '%s'", stat);
-        if (strcmp(stat, "errors"))
-            assert_true(rep.stats[m].n > 0);
+        if (strcmp(stat, "errors") && st.n == 0)
+            fail_msg("thresholds.txt: group '%s' has no evaluated %s rows", group, metric);
         if (!(got <= limit))
-            fail_msg("%s %s = %.2f exceeds the recorded threshold %.2f", metric, stat, got, limit);
+            fail_msg("%s %s %s = %.2f exceeds the recorded threshold %.2f", group, metric, stat,
+                     got, limit);
         checked++;
     }
     fclose(th);
@@ -521,10 +621,12 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_validate_rfc4180_quoting),
         cmocka_unit_test(test_validate_missing_optional_columns),
+        cmocka_unit_test(test_validate_derived_defaults_and_accuracy_columns),
         cmocka_unit_test(test_validate_block_style),
         cmocka_unit_test(test_validate_bad_rows),
         cmocka_unit_test(test_validate_missing_required_column),
         cmocka_unit_test(test_validate_statistics),
+        cmocka_unit_test(test_validate_group_stats_by_prefix),
         cmocka_unit_test(test_validate_text_output),
         cmocka_unit_test(test_validate_json),
         cmocka_unit_test(test_validate_runs_csv_within_thresholds),

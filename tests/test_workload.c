@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "cost.h"
 #include "workload.h"
 
 static struct hardware *a100;
@@ -350,6 +351,174 @@ static void test_workload_qlora_dequantizes(void **state)
     assert_rel(8 * workload_nf4_bytes(false), 4.5, 1e-12);
 }
 
+/*
+ * A projection with a bias reduces its output gradient over the tokens in backward
+ * (Megatron ColumnParallelLinear `grad_output.sum(dim=0)`): the QKV projection of a
+ * tp = 8 GPT layer (T = 2048, 3h/t outputs) pays one memory-bound read of that gradient,
+ * the bias-free layer none.
+ */
+static void test_workload_bias_gradient_reads_output(void **state)
+{
+    struct scenario with, without;
+    struct layer_cost a, b;
+    double T = 2048, h = 4096;
+
+    (void)state;
+    gpt(&with, (int)h, 32, (int)T, 1, 8, false, ATTN_FLASH);
+    without = with;
+    without.model.bias = false;
+    layer_of(&with, &a);
+    layer_of(&without, &b);
+    assert_int_equal(find_op(&a, "qkv_proj")->t_wgrad - find_op(&b, "qkv_proj")->t_wgrad,
+                     cost_membound(&with.hw.gpu, &with.hw.eff, T * 3 * h / 8 * 2));
+    assert_true(find_op(&a, "fc2")->t_wgrad > find_op(&b, "fc2")->t_wgrad);
+    assert_true(find_op(&a, "qkv_proj")->t_fwd == find_op(&b, "qkv_proj")->t_fwd);
+}
+
+/*
+ * Megatron's vocabulary-parallel cross-entropy: the 16-bit logits are copied to fp32 and
+ * passed over by max, sub, exp, sum and div (p + 4 + 36 B per logit forward), then mul and
+ * the cast back (8 + 4 + p B backward); eager PyTorch keeps the single fused pass (p + 8 B).
+ */
+static void test_workload_megatron_cross_entropy_passes(void **state)
+{
+    struct scenario meg, eager;
+    struct shard sh;
+    struct edge_cost hm, he;
+    double logits = 2048.0 * 51200 / 8;
+    const struct op *ce = NULL;
+
+    (void)state;
+    gpt(&meg, 4096, 32, 2048, 1, 8, false, ATTN_FLASH);
+    eager = meg;
+    eager.par.framework = FW_PYTORCH;
+    workload_shard(&meg, &sh);
+    workload_head(&meg, &sh, &hm);
+    workload_head(&eager, &sh, &he);
+    for (int i = 0; i < hm.nops; i++)
+        if (!strcmp(hm.ops[i].name, "cross_entropy"))
+            ce = &hm.ops[i];
+    assert_non_null(ce);
+    assert_int_equal(ce->t_fwd, cost_membound(&meg.hw.gpu, &meg.hw.eff, logits * (2 + 4 + 36)));
+    assert_int_equal(ce->t_dgrad, cost_membound(&meg.hw.gpu, &meg.hw.eff, logits * (8 + 4 + 2)));
+    assert_true(he.fwd < hm.fwd);
+    assert_rel(hm.logits_bytes, 4 * logits, 1e-12);
+}
+
+/*
+ * flash_attn's fused cross-entropy (llm-foundry's default loss) keeps the 16-bit logits and
+ * one fp32 log-sum-exp per token instead of an fp32 copy, with no transient 16-bit buffer.
+ */
+static void test_workload_fused_cross_entropy_keeps_16bit_logits(void **state)
+{
+    struct scenario fp32, fused;
+    struct shard sh;
+    struct edge_cost a, b;
+    double T = 4096, V = 32000;
+
+    (void)state;
+    llama(&fp32, 4096, 32, 8, 14336, 2, (int)T, 1, FW_PYTORCH);
+    fused = fp32;
+    fused.train.cross_entropy = CE_FUSED;
+    workload_shard(&fp32, &sh);
+    workload_head(&fp32, &sh, &a);
+    workload_head(&fused, &sh, &b);
+    assert_rel(a.logits_bytes, 4 * T * V, 1e-12);
+    assert_rel(b.logits_bytes, 2 * T * V + 4 * T, 1e-12);
+    assert_true(!(b.transient_bytes > 0) && a.transient_bytes > 0);
+    assert_true(b.fwd < a.fwd && b.bwd < a.bwd);
+}
+
+/*
+ * Triton FlashAttention runs at 1/sqrt(1.3 * 2.5) of FlashAttention-2's throughput (the
+ * middle of FA2 §4.1's "1.3-2.5x faster than FlashAttention in Triton"): at a compute-bound
+ * 8k sequence the attention core takes 1.80x as long, the projections are unchanged.
+ */
+static void test_workload_triton_attention_slower(void **state)
+{
+    struct scenario cuda, triton;
+    struct layer_cost a, b;
+    const struct op *fa, *ft;
+    double ratio;
+
+    (void)state;
+    llama(&cuda, 4096, 32, 32, 11008, 2, 8192, 1, FW_PYTORCH);
+    triton = cuda;
+    triton.train.attention_impl = ATTN_IMPL_TRITON;
+    layer_of(&cuda, &a);
+    layer_of(&triton, &b);
+    fa = find_op(&a, "flash_attention");
+    ft = find_op(&b, "flash_attention");
+    ratio = (double)(ft->t_fwd - triton.hw.eff.launch) / (double)(fa->t_fwd - cuda.hw.eff.launch);
+    assert_rel(ratio, sqrt(1.3 * 2.5), 1e-3);
+    assert_rel(1 / cost_attn_impl_speed(ATTN_IMPL_TRITON), 1.8028, 1e-4);
+    assert_rel(cost_attn_impl_speed(ATTN_IMPL_CUDA), 1.0, 1e-15);
+    assert_true(find_op(&b, "qkv_proj")->t_fwd == find_op(&a, "qkv_proj")->t_fwd);
+}
+
+/*
+ * lora_dropout > 0: the q, v adapters read a dropped copy of the QKV input, saved with its
+ * 1-byte mask, so LoRA keeps T*h more bytes per layer (the frozen QKV no longer needs x) and
+ * QLoRA, whose MatMul4Bit keeps x anyway, T*h*(p + 1) more.
+ */
+static void test_workload_lora_dropout_keeps_copy_and_mask(void **state)
+{
+    double T = 2048, h = 4096, p = 2;
+    struct scenario lora, lorad, qlora, qlorad;
+    struct layer_cost a, b, c, d;
+
+    (void)state;
+    llama(&lora, (int)h, 32, 32, 11008, 2, (int)T, 1, FW_PYTORCH);
+    lora.train.finetune = FT_LORA;
+    lora.train.lora.rank = 8;
+    lora.train.lora.targets = LORA_Q | LORA_V;
+    lorad = lora;
+    lorad.train.lora.dropout = 0.05;
+    qlora = lora;
+    qlora.train.finetune = FT_QLORA;
+    qlorad = qlora;
+    qlorad.train.lora.dropout = 0.05;
+    layer_of(&lora, &a);
+    layer_of(&lorad, &b);
+    layer_of(&qlora, &c);
+    layer_of(&qlorad, &d);
+    assert_rel(b.act[RC_NONE] - a.act[RC_NONE], T * h, 1e-9);
+    assert_rel(d.act[RC_NONE] - c.act[RC_NONE], T * h * (p + 1), 1e-9);
+    assert_true(find_op(&b, "lora_qkv")->t_fwd > find_op(&a, "lora_qkv")->t_fwd);
+}
+
+/*
+ * MoE token permutation (Megatron moe_utils.py): permute reads and writes the T*k routed
+ * copies; unpermute weights them by the router probabilities (saving them) and scatter-adds
+ * them into T tokens, (3k + 2)*T*h*p bytes; backward moves the same bytes.
+ */
+static void test_workload_moe_permutation(void **state)
+{
+    struct scenario s;
+    struct shard sh;
+    struct layer_cost lc;
+    struct cfg_error err;
+    const struct op *pm, *um;
+    double T = 4096, h = 4096, k = 2, p = 2;
+
+    (void)state;
+    llama(&s, (int)h, 32, 8, 14336, 2, (int)T, 1, FW_MEGATRON);
+    s.model.moe.experts = 8;
+    s.model.moe.topk = (int)k;
+    s.model.moe.ffn_hidden = 14336;
+    s.model.moe.layer_freq = 1;
+    assert_int_equal(scenario_finalize(&s, &err), 0);
+    workload_shard(&s, &sh);
+    workload_layer(&s, &sh, true, &lc);
+    pm = find_op(&lc, "moe_permute");
+    um = find_op(&lc, "moe_unpermute");
+    assert_rel(pm->bytes, 2 * T * k * h * p, 1e-12);
+    assert_rel(um->bytes, (3 * k + 2) * T * h * p, 1e-12);
+    assert_rel(um->saved, T * k * h * p, 1e-12);
+    assert_true(pm->t_dgrad == pm->t_fwd && um->t_dgrad == um->t_fwd);
+    assert_int_equal(pm->seg, SEG_GATE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -361,6 +530,12 @@ int main(void)
         cmocka_unit_test(test_workload_lora_params_match_litgpt),
         cmocka_unit_test(test_workload_lora_freezes_base),
         cmocka_unit_test(test_workload_qlora_dequantizes),
+        cmocka_unit_test(test_workload_bias_gradient_reads_output),
+        cmocka_unit_test(test_workload_megatron_cross_entropy_passes),
+        cmocka_unit_test(test_workload_fused_cross_entropy_keeps_16bit_logits),
+        cmocka_unit_test(test_workload_triton_attention_slower),
+        cmocka_unit_test(test_workload_lora_dropout_keeps_copy_and_mask),
+        cmocka_unit_test(test_workload_moe_permutation),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -151,7 +151,48 @@ static const struct layer_cost *unit_cost(const struct build *b, int ui)
     return b->units[ui].moe ? &b->layer_moe : &b->layer;
 }
 
-static int edge_forward(struct build *b, const struct unit *u, int mb)
+/*
+ * The tensor-parallel collectives of the embedding and the LM head (Megatron,
+ * tp > 1): VocabParallelEmbedding sums the partial lookups of the vocabulary
+ * shards with an all-reduce of b*s*h in forward (mpu/layers.py,
+ * reduce_from_tensor_model_parallel_region), and under sequence parallelism
+ * its output is split to the sequence shards, whose backward all-gathers the
+ * gradient. parallel_lm_logits (model/language_model.py) feeds the vocabulary-
+ * parallel output layer like a column-parallel linear: with sequence
+ * parallelism an all-gather of the final norm output in forward and a
+ * reduce-scatter of its gradient in backward; without it an all-reduce of the
+ * input gradient in backward. Each is blocking here. Returns the collective
+ * after `dep`, or `dep` when there is none.
+ */
+static int edge_tp_coll(struct build *b, const struct unit *u, bool backward, int mb, int dep)
+{
+    struct prog *p = b->p;
+    bool sp = b->s->par.sequence_parallel;
+    int op, t;
+
+    if (b->s->par.tp <= 1)
+        return dep;
+    if (u->kind == UNIT_EMBED)
+        op = backward ? (sp ? COLL_ALL_GATHER : -1) : COLL_ALL_REDUCE;
+    else
+        op = backward ? (sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE) : (sp ? COLL_ALL_GATHER : -1);
+    if (op < 0)
+        return dep;
+    t = prog_coll(
+        p, ST_TP, TC_COMM_TP, COMM_TP, op, b->tp_bytes,
+        prog_label(p, u->kind == UNIT_EMBED ? "TP embedding %d" : "TP output layer %d", backward),
+        mb);
+    if (dep >= 0)
+        prog_dep(p, t, dep);
+    return t;
+}
+
+/*
+ * Forward of the embedding or the head after `prev` and `dep` (-1 = none):
+ * returns what the next unit waits for; *compute is the compute task.
+ */
+static int edge_forward(struct build *b, const struct unit *u, int mb, int prev, int dep,
+                        int *compute)
 {
     struct prog *p = b->p;
     int t, w;
@@ -160,9 +201,20 @@ static int edge_forward(struct build *b, const struct unit *u, int mb)
         t = prog_compute(p, ST_COMPUTE, TC_FWD, b->embed.fwd, prog_label(p, "embedding fwd", 0),
                          mb);
         task_mem_end(&p->tasks[t], MC_ACT, bytes_i64(b->embed.act));
-        return t;
+        if (prev >= 0)
+            prog_dep(p, t, prev);
+        if (dep >= 0)
+            prog_dep(p, t, dep);
+        *compute = t;
+        return edge_tp_coll(b, u, false, mb, t);
     }
+    prev = edge_tp_coll(b, u, false, mb, prev);
     t = prog_compute(p, ST_COMPUTE, TC_FWD, b->head.fwd, prog_label(p, "head+loss fwd", 0), mb);
+    if (prev >= 0)
+        prog_dep(p, t, prev);
+    if (dep >= 0)
+        prog_dep(p, t, dep);
+    *compute = t;
     task_mem_start(&p->tasks[t], MC_LOGITS, bytes_i64(b->head.logits_bytes));
     /* Transient 16-bit logits before the fp32 upcast live only during the forward. */
     w = prog_mark(p, ST_COMPUTE, prog_label(p, "free logits workspace", 0));
@@ -185,11 +237,7 @@ static int unit_forward(struct build *b, int ui, int mb, int prev)
         t = layer_forward(b, ui, mb, TC_FWD, prev, dep, &first, &last);
         task_mem_end(&p->tasks[last], MC_ACT, bytes_i64(lc->act[strategy_unit_recompute(b, ui)]));
     } else {
-        t = last = edge_forward(b, u, mb);
-        if (dep >= 0)
-            prog_dep(p, t, dep);
-        if (prev >= 0)
-            prog_dep(p, t, prev);
+        t = edge_forward(b, u, mb, prev, dep, &last);
     }
     if (b->dp && b->dp->post_forward)
         b->dp->post_forward(b, ui, mb, last);
@@ -248,7 +296,7 @@ static int unit_backward(struct build *b, int ui, int mb, int prev, int mode)
 {
     const struct unit *u = &b->units[ui];
     struct prog *p = b->p;
-    int dep = -1, t;
+    int dep = -1, t, next = -1;
 
     if (mode != BWD_WEIGHT && b->dp && b->dp->pre_backward)
         dep = b->dp->pre_backward(b, ui, mb);
@@ -258,6 +306,7 @@ static int unit_backward(struct build *b, int ui, int mb, int prev, int mode)
         if (mode == BWD_WEIGHT)
             return prev; /* embedding and head do their weight gradients with the input pass */
         if (u->kind == UNIT_EMBED) {
+            prev = edge_tp_coll(b, u, true, mb, prev);
             t = prog_compute(p, ST_COMPUTE, TC_BWD, b->embed.bwd, prog_label(p, "embedding bwd", 0),
                              mb);
             task_mem_end(&p->tasks[t], MC_ACT, -bytes_i64(b->embed.act));
@@ -276,10 +325,12 @@ static int unit_backward(struct build *b, int ui, int mb, int prev, int mode)
         if (dep >= 0)
             prog_dep(p, t, dep);
         b->last_bwd = t;
+        if (u->kind == UNIT_HEAD)
+            next = edge_tp_coll(b, u, true, mb, t);
     }
     if (mode != BWD_INPUT && b->dp && b->dp->post_backward)
         b->dp->post_backward(b, ui, mb, b->last_bwd);
-    return t;
+    return next >= 0 ? next : t;
 }
 
 /* ---- pipeline steps ---------------------------------------------------------------- */

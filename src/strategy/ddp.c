@@ -13,6 +13,24 @@
  * Megatron DDP (distributed_data_parallel_config.py): gradients live in one
  * contiguous buffer (no copy); bucket_size = max(40M, 1M * dp) parameters;
  * with overlap_grad_reduce the buckets reduce during the last backward.
+ * overlap_grad_reduce defaults to False (formulas.md §3.1; `ddp.overlap`
+ * defaults to false for Megatron, config_check.c): after the last backward
+ * the whole buffer is scaled by 1/dp in place and all-reduced in one call
+ * (megatron/model/distributed.py allreduce_gradients: `buffer_.data /=
+ * get_data_parallel_world_size()` then one all_reduce of the buffer; Megatron
+ * core's non-overlapped path likewise keeps a single bucket per buffer).
+ *
+ * Megatron's optimizer step (megatron/optimizer/optimizer.py,
+ * Float16OptimizerWithFloat16Params.step, and clip_grads.py) is a sequence of
+ * memory-bound multi-tensor passes, each costed from its bytes: with fp16
+ * loss scaling, unscale and check for inf (read and write the fp32 main
+ * gradients); the gradient norm for clipping (multi_tensor_l2norm reads every
+ * gradient; --clip-grad defaults to 1.0); the Adam update; and the copy of
+ * the fp32 main parameters into the 16-bit model parameters as a separate
+ * multi_tensor_scale pass (reads the main parameters again). Before the next
+ * iteration zero_grad_buffer() writes the whole gradient buffer. The scalar
+ * all-reduces of the norm and the inf flag over the model-parallel group are
+ * latency only and not modelled.
  *
  * The optimizer step follows the last reduction (formulas.md §3.1).
  *
@@ -25,6 +43,8 @@
  */
 #include <stdlib.h>
 
+#include "cost.h"
+#include "dp.h"
 #include "memory.h"
 #include "strategy.h"
 
@@ -40,11 +60,40 @@ struct ddp {
 
 static int megatron(const struct scenario *s)
 {
-    if (s->par.framework == FW_MEGATRON)
-        return 1;
-    if (s->par.framework == FW_AUTO)
-        return s->par.tp > 1 || s->par.pp > 1;
-    return 0;
+    return dp_framework(s) == FW_MEGATRON;
+}
+
+/* A memory-bound pass over `bytes` on the compute stream after `dep`, counted as optimizer time. */
+static int emit_pass(struct build *b, double bytes, const char *label, int dep)
+{
+    struct prog *p = b->p;
+    int t;
+
+    if (bytes <= 0)
+        return dep;
+    t = prog_compute(p, ST_COMPUTE, TC_OPTIMIZER,
+                     cost_membound(&b->s->hw.gpu, &b->s->hw.eff, bytes), prog_label(p, label, 0),
+                     -1);
+    if (dep >= 0)
+        prog_dep(p, t, dep);
+    return t;
+}
+
+/*
+ * Bytes per parameter Megatron's optimizer step moves beyond the fused Adam
+ * update (memory_optimizer_traffic()): unscale and inf check of the main
+ * gradients under fp16 loss scaling (read + write), the gradient norm (read),
+ * and the separate copy of the main parameters to the model parameters
+ * (reads the fp32 master copy again). See the header comment for sources.
+ */
+static double megatron_step_extra(const struct scenario *s)
+{
+    struct state_bytes sb;
+    double g;
+
+    memory_state_bytes(s, &sb);
+    g = sb.grads;
+    return (s->train.precision == DT_FP16 ? 2 * g : 0) + g + sb.master;
 }
 
 static void ddp_init(struct build *b)
@@ -113,36 +162,60 @@ static void ddp_post_backward(struct build *b, int unit, int mb, int grad_task)
     }
 }
 
+/* The gradient reduction after the last backward when it is not overlapped. */
+static int reduce_after_backward(struct build *b, struct ddp *d, int dep)
+{
+    double bytes = d->params * dtype_bytes(b->s->train.grad_dtype);
+
+    if (megatron(b->s)) {
+        /* Scale by 1/dp in place, then one collective over the whole buffer. */
+        dep = emit_pass(b, 2 * bytes, "grad buffer /= dp", dep);
+        d->fill = bytes;
+        issue_bucket(b, d, dep);
+        return dep;
+    }
+    /* PyTorch DDP: one reduction of everything after backward, still bucketed. */
+    while (bytes > 0) {
+        double take = bytes < d->bucket_bytes ? bytes : d->bucket_bytes;
+        d->fill = take;
+        bytes -= take;
+        issue_bucket(b, d, dep);
+    }
+    return dep;
+}
+
 static void ddp_step(struct build *b)
 {
     struct ddp *d = b->dp_state;
     int dep = b->grads_ready;
+    bool meg = megatron(b->s);
+    double grad_bytes = d->params * dtype_bytes(b->s->train.grad_dtype);
 
     if (b->s->par.dp * b->s->par.cp > 1) {
-        if (!b->s->ddp.overlap) {
-            /* One reduction of everything after backward, still bucketed. */
-            double bytes = d->params * dtype_bytes(b->s->train.grad_dtype);
-            while (bytes > 0) {
-                double take = bytes < d->bucket_bytes ? bytes : d->bucket_bytes;
-                d->fill = take;
-                bytes -= take;
-                issue_bucket(b, d, dep);
-            }
-        }
+        if (!b->s->ddp.overlap)
+            dep = reduce_after_backward(b, d, dep);
         issue_bucket(b, d, dep);
         if (d->last_coll >= 0)
             dep = d->last_coll;
     }
     if (!d->distributed) {
-        emit_optimizer(b, d->params, memory_optimizer_traffic(b->s), dep);
+        int t = emit_optimizer(
+            b, d->params, memory_optimizer_traffic(b->s) + (meg ? megatron_step_extra(b->s) : 0),
+            dep);
+        if (meg)
+            emit_pass(b, grad_bytes, "zero grad buffer", t);
         return;
     }
     {
         double n = b->s->par.dp * b->s->par.cp;
         struct state_bytes sb;
         double pbytes, cap;
-        int t = emit_optimizer(b, d->params / n, memory_optimizer_traffic(b->s), dep);
+        int t = emit_optimizer(
+            b, d->params / n,
+            memory_optimizer_traffic(b->s) + (meg ? megatron_step_extra(b->s) : 0), dep);
         struct prog *p = b->p;
+        if (meg)
+            emit_pass(b, grad_bytes, "zero grad buffer", t);
         /* Parameter all-gather of the updated shards, in the reduction's buckets of parameters. */
         memory_state_bytes(b->s, &sb);
         pbytes = d->params * sb.params;

@@ -84,9 +84,10 @@ static bool is_core(const struct op *o)
     return o->kind == OP_ATTN || o->core;
 }
 
+/* The router and what sits with it before the dispatch (MoE token permutation). */
 static bool is_router(const struct op *o)
 {
-    return strcmp(o->name, "router") == 0;
+    return o->seg == SEG_GATE;
 }
 
 /* A projection with weights (the router excluded). */
