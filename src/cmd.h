@@ -12,13 +12,13 @@ int cmd_calibrate(int argc, char **argv);
 /* `simtrain validate RUNS.csv [--json F] [--plot DIR] [--markdown]` (cmd_validate.c) */
 int cmd_validate(int argc, char **argv);
 
-/* `simtrain collective --hardware H --op OP --gpus N ...` (collective engineer's cmd file) */
+/* `simtrain collective --hardware H [--op OP] [--gpus N] ...` (cmd_collective.c) */
 int cmd_collective(int argc, char **argv);
 
 /* `simtrain memory SCENARIO.yaml [--set K=V]... [--no-what-if] [--params N]` (cmd_memory.c) */
 int cmd_memory(int argc, char **argv);
 
-/* `simtrain schema`: print the YAML reference (lead / config) */
+/* `simtrain schema`: print the YAML reference (cmd_schema.c) */
 int cmd_schema(int argc, char **argv);
 
 /* `simtrain sweep SCENARIO.yaml --vary KEY=V1,V2,... [--csv F] [--plot DIR]` (cmd_sweep.c) */

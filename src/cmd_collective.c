@@ -342,12 +342,14 @@ static int run_table(const struct opts *o)
         cfg_free_hw(hw);
         return 1;
     }
-    if (o->nodes > 1 &&
-        (o->gpus < o->nodes || o->gpus % o->nodes || o->gpus / o->nodes > use.gpus_per_node)) {
+    /* the GPUs must fit the nodes given, --nodes 1 too (cmd_collective_place() trusts it) */
+    if ((o->nodes > 1 &&
+         (o->gpus < o->nodes || o->gpus % o->nodes || o->gpus / o->nodes > use.gpus_per_node)) ||
+        (o->nodes == 1 && o->gpus > use.gpus_per_node)) {
         fprintf(stderr,
-                "simtrain collective: error: %d GPUs do not split evenly over %d nodes of %d "
+                "simtrain collective: error: %d GPUs do not split evenly over %d node%s of %d "
                 "GPUs\n",
-                o->gpus, o->nodes, use.gpus_per_node);
+                o->gpus, o->nodes, o->nodes == 1 ? "" : "s", use.gpus_per_node);
         cfg_free_hw(hw);
         return 1;
     }

@@ -14,8 +14,9 @@
 /*
  * The group of n GPUs on `nodes` nodes of hw (0 = as few as hold them): the
  * first n / nodes GPUs of each node, or with nodes = 0 the first n GPUs,
- * filling nodes in order. *last receives the group's last GPU id. The caller
- * frees the returned topology with topo_free().
+ * filling nodes in order; n must not exceed nodes * hw->gpus_per_node (the
+ * callers check). *last receives the group's last GPU id. The caller frees
+ * the returned topology with topo_free().
  */
 struct topo *cmd_collective_place(const struct hardware *hw, int n, int nodes, struct comm_group *g,
                                   int *last);

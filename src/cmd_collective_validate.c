@@ -238,6 +238,10 @@ int cmd_collective_validate(const char *path, bool markdown)
             failed = 1;
             continue;
         }
+        if (rows[i].gpus > rows[i].nodes * hw->gpus_per_node) {
+            rows[i].skip = "more GPUs than its nodes hold";
+            continue;
+        }
         rows[i].pred = predict(hw, &rows[i]);
         rows[i].err = rel_error(&rows[i]);
     }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "config_schema.h"
+#include "layout.h"
 #include "partition.h"
 
 #define PRODUCT_CAP ((int64_t)1 << 50) /* saturation of degree products */
@@ -380,6 +381,18 @@ static int check_memory_features(struct scenario *s, struct cfg_error *err)
                     sharding_name(sh));
     if (sh == SHARD_HSDP && s->nodes < 2)
         return fail(err, "parallelism.sharding", "sharding 'hsdp' needs more than one node");
+    if (sh == SHARD_HSDP) {
+        /* The shard group is the data-parallel peers on one node (layout.c); the replicate
+           group takes one of each, so the shard group must divide dp (PyTorch's 2-D device
+           mesh of HYBRID_SHARD). */
+        struct layout l;
+        layout_init(&l, s);
+        if (p->dp % l.hsdp_shard)
+            return fail(err, "parallelism.sharding",
+                        "sharding 'hsdp' needs the data-parallel peers on one node (%d) to divide "
+                        "dp (%d)",
+                        l.hsdp_shard, p->dp);
+    }
     if (t->offload == OFFLOAD_OPTIMIZER && sh != SHARD_ZERO1 && sh != SHARD_ZERO2 &&
         sh != SHARD_ZERO3)
         return fail(err, "training.offload",

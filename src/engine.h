@@ -1,6 +1,6 @@
 /*
- * engine.h - the discrete-event core: integer-nanosecond time and a binary
- * heap of events keyed by (time, insertion sequence), so events at equal
+ * engine.h - the discrete-event core: integer-nanosecond time and a min-heap
+ * of events keyed by (time, insertion sequence), so events at equal
  * times run in the order they were scheduled, on every machine (ns-3, libuv
  * timers). Nothing here knows about GPUs; sim.c builds on it.
  *

@@ -145,8 +145,9 @@ void estimator_free(struct estimator *e)
 static const struct layer_sum *layer_of(struct estimator *e, const struct scenario *s, bool moe)
 {
     const struct parallelism *p = &s->par;
+    /* workload_eager() changes what a layer saves: with framework `auto` it follows the layout */
     int64_t key[KEYLEN] = { MK_LAYER, s->train.micro_batch, p->tp, p->cp,
-                            p->ep,    p->sequence_parallel, moe,   0 };
+                            p->ep,    p->sequence_parallel, moe,   workload_eager(s) };
     bool found;
     struct layer_sum *v = memo_get(&e->layers, key, &found);
     struct layer_cost lc;
@@ -175,9 +176,8 @@ static const struct layer_sum *layer_of(struct estimator *e, const struct scenar
 static const struct edge_sum *edge_of(struct estimator *e, const struct scenario *s)
 {
     const struct parallelism *p = &s->par;
-    int64_t key[KEYLEN] = {
-        MK_EDGE, s->train.micro_batch, p->tp, p->cp, p->sequence_parallel, p->pp > 1, 0, 0
-    };
+    int64_t key[KEYLEN] = { MK_EDGE,   s->train.micro_batch, p->tp, p->cp, p->sequence_parallel,
+                            p->pp > 1, workload_eager(s),    0 };
     bool found;
     struct edge_sum *v = memo_get(&e->edges, key, &found);
     struct edge_cost ec;
@@ -206,7 +206,7 @@ struct comm_group est_group(struct estimator *e, const struct scenario *s, int k
     struct layout l;
     struct comm_group *v;
     bool found;
-    int *m, n, gpn, first, ppn0 = 0, nodes = 1, cur = 0, maxppn = 0, rail = 1;
+    int *m, n;
 
     for (int i = 0; i < DIM_COUNT; i++)
         order = order * 8 + p->order[i];
@@ -226,25 +226,8 @@ struct comm_group est_group(struct estimator *e, const struct scenario *s, int k
     layout_init(&l, s);
     m = xmalloc(sizeof(int) * (size_t)(s->gpus > 2 ? s->gpus : 2));
     n = layout_group(&l, 0, kind, m, s->gpus > 2 ? s->gpus : 2);
-    gpn = l.gpus_per_node;
-    first = layout_node(&l, m[0]);
-    while (ppn0 < n && layout_node(&l, m[ppn0]) == first)
-        ppn0++;
-    for (int i = 0; i < n; i++) {
-        if (i > 0 && layout_node(&l, m[i]) != layout_node(&l, m[i - 1])) {
-            nodes++;
-            cur = 0;
-        }
-        if (cur >= ppn0 || m[i] % gpn != m[cur] % gpn)
-            rail = 0;
-        cur++;
-        maxppn = cur > maxppn ? cur : maxppn;
-    }
+    layout_group_shape(&l, m, n, v);
     free(m);
-    v->nranks = n;
-    v->nnodes = nodes;
-    v->ppn = maxppn;
-    v->rail_aligned = rail && n == nodes * ppn0;
     return *v;
 }
 

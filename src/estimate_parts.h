@@ -80,8 +80,8 @@ static inline double est_sec(sim_time t)
 /* ---- estimate.c: memoized ingredients ---------------------------------------------- */
 
 /*
- * Shape of rank 0's communicator of `kind`, as the engine sees it (sim.c
- * group_shape: members per node, nodes spanned, rail alignment).
+ * Shape of rank 0's communicator of `kind`, as the engine sees it
+ * (layout_group_shape(): members per node, nodes spanned, rail alignment).
  */
 struct comm_group est_group(struct estimator *e, const struct scenario *s, int kind);
 

@@ -161,3 +161,29 @@ int layout_group(const struct layout *l, int rank, int kind, int *out, int max)
     sort_ints(out, n);
     return n;
 }
+
+void layout_group_shape(const struct layout *l, const int *members, int n, struct comm_group *g)
+{
+    int gpn = l->gpus_per_node;
+    int first_node = layout_node(l, members[0]);
+    int ppn0 = 0, nodes = 1, cur = 0, maxppn = 0, rail = 1, i;
+
+    while (ppn0 < n && layout_node(l, members[ppn0]) == first_node)
+        ppn0++;
+    for (i = 0; i < n; i++) {
+        if (i > 0 && layout_node(l, members[i]) != layout_node(l, members[i - 1])) {
+            nodes++;
+            cur = 0;
+        }
+        /* the k-th member of every node has the local index of the first node's k-th */
+        if (cur >= ppn0 || members[i] % gpn != members[cur] % gpn)
+            rail = 0;
+        cur++;
+        if (cur > maxppn)
+            maxppn = cur;
+    }
+    g->nranks = n;
+    g->nnodes = nodes;
+    g->ppn = maxppn;
+    g->rail_aligned = rail && n == nodes * ppn0;
+}

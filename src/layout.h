@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "prog.h"
+#include "topo.h"
 
 struct layout {
     int deg[DIM_COUNT];    /* degree per dimension (deg[DIM_EP] = 1: EP lives inside DP) */
@@ -45,5 +46,14 @@ static inline int layout_node(const struct layout *l, int rank)
 int layout_group(const struct layout *l, int rank, int kind, int *out, int max);
 int layout_group_size(const struct layout *l, int kind);
 int layout_peer(const struct layout *l, int rank, int kind);
+
+/*
+ * The shape of a group of ranks `members[0..n)` in ascending order (as
+ * layout_group() gives them) for the collective model: members, nodes
+ * spanned, the most members on one node, and rail alignment (every node holds
+ * the same set of local GPU indices, so a member's inter-node peers sit on its
+ * own rail). The simulator and the closed-form estimate both use it.
+ */
+void layout_group_shape(const struct layout *l, const int *members, int n, struct comm_group *g);
 
 #endif

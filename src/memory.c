@@ -6,6 +6,7 @@
 
 #include "layout.h"
 #include "strategy.h"
+#include "strategy/dp.h"
 #include "workload.h"
 
 /* ---- bytes per parameter ------------------------------------------------------ */
@@ -363,29 +364,10 @@ void memory_emit_model_states(struct build *b, const struct shard_factors *f)
     emit_categories(b, bytes);
 }
 
-void memory_emit_states(struct build *b, double params, const struct state_bytes *sb,
-                        const struct shard_factors *f)
-{
-    struct param_roles r;
-    struct shard_factors d;
-    double bytes[MC_COUNT] = { 0 }, base, scale;
-
-    memory_build_roles(b, &r);
-    base = b->s->train.finetune == FT_FULL ? r.trainable : r.frozen + r.frozen_quant;
-    scale = base > 0 ? params / base : 0;
-    r.trainable *= scale;
-    r.frozen *= scale;
-    r.frozen_quant *= scale;
-    r.expert *= scale;
-    on_device(b->s, f, &d);
-    states(b->s, &r, sb, &d, bytes);
-    emit_categories(b, bytes);
-}
-
 double memory_ddp_bucket_bytes(const struct scenario *s, double grad_bytes)
 {
-    bool megatron = s->par.framework == FW_MEGATRON ||
-                    (s->par.framework == FW_AUTO && (s->par.tp > 1 || s->par.pp > 1));
+    /* the framework ddp.c runs: `auto` is Megatron for any model parallelism, cp and ep too */
+    bool megatron = dp_framework(s) == FW_MEGATRON;
 
     if (megatron || (double)s->par.dp * s->par.cp <= 1)
         return 0;

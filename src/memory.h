@@ -7,8 +7,8 @@
  *
  * Division of labour. This module owns the bytes: strategies (strategy/ddp.c,
  * zero.c, fsdp.c) only ask memory_shard_factors() how their sharding divides
- * each category and call memory_emit_model_states() (or the older
- * memory_emit_states()) in their dp_ops init; the unsharded buffers they add
+ * each category and call memory_emit_model_states() in their dp_ops init; the
+ * unsharded buffers they add
  * (gathered parameters, buckets) they emit themselves with
  * memory_emit_static(). Activations come from workload.h; the engine's
  * tracker turns all marks into the timeline and the peak (sim.h).
@@ -150,18 +150,9 @@ double memory_optimizer_traffic(const struct scenario *s);
  * Allocate at time zero the model states of every unit of `b` (MC_PARAMS,
  * MC_MASTER, MC_GRADS, MC_OPTIM), per memory_model_states(). Categories the
  * scenario's offload or paged optimizer keeps on the host are not allocated
- * on the GPU, whatever divisors `f` gives (here and in memory_emit_states()).
+ * on the GPU, whatever divisors `f` gives.
  */
 void memory_emit_model_states(struct build *b, const struct shard_factors *f);
-
-/*
- * Allocate `params` parameters' states at time zero, divided by the factors.
- * `params` is a count of this rank's unit parameters (as unit.params counts
- * them); under LoRA / QLoRA they are split into frozen and trainable in the
- * proportions of the build's units, so callers need not know the mode.
- */
-void memory_emit_states(struct build *b, double params, const struct state_bytes *sb,
-                        const struct shard_factors *f);
 
 /* Allocate `bytes` of category `cat` at time zero, labelled (a string literal) for the trace. */
 void memory_emit_static(struct build *b, int cat, double bytes, const char *label);

@@ -28,10 +28,23 @@ void prog_free(struct prog *p)
 
 int prog_add(struct prog *p, const struct task *t)
 {
+    struct task *n;
+
     assert(!p->sealed);
     grow_array((void **)&p->tasks, &p->cap_tasks, (size_t)p->ntasks + 1, sizeof(*p->tasks));
-    p->tasks[p->ntasks] = *t;
+    n = &p->tasks[p->ntasks];
+    *n = *t;
+    n->npred = n->nsucc = 0; /* counted by prog_dep(), placed by prog_seal() */
     return p->ntasks++;
+}
+
+void prog_reserve(struct prog *p, int ntasks, int nedges)
+{
+    assert(!p->sealed);
+    if (ntasks > 0)
+        grow_array((void **)&p->tasks, &p->cap_tasks, (size_t)ntasks, sizeof(*p->tasks));
+    if (nedges > 0)
+        grow_array((void **)&p->edges, &p->cap_edges, (size_t)nedges, sizeof(*p->edges));
 }
 
 void prog_dep(struct prog *p, int t, int dep)
@@ -42,6 +55,8 @@ void prog_dep(struct prog *p, int t, int dep)
     p->edges[p->nedges].from = dep;
     p->edges[p->nedges].to = t;
     p->nedges++;
+    p->tasks[t].npred++;
+    p->tasks[dep].nsucc++;
 }
 
 static int label_intern(struct prog *p, const char *fmt, int arg);
@@ -122,21 +137,16 @@ void prog_label_text(const struct prog *p, int id, char *buf, size_t n)
     buf[o] = '\0';
 }
 
-/* Counting sort of the edge list into per-task predecessor and successor arrays. */
+/*
+ * Counting sort of the edge list into per-task predecessor and successor
+ * arrays (prog_dep() counted each task's edges).
+ */
 void prog_seal(struct prog *p)
 {
     int32_t *pos;
     int i;
 
     assert(!p->sealed);
-    for (i = 0; i < p->ntasks; i++) {
-        p->tasks[i].npred = 0;
-        p->tasks[i].nsucc = 0;
-    }
-    for (i = 0; i < p->nedges; i++) {
-        p->tasks[p->edges[i].to].npred++;
-        p->tasks[p->edges[i].from].nsucc++;
-    }
     p->preds = xmalloc(sizeof(int32_t) * (size_t)(p->nedges ? p->nedges : 1));
     p->succs = xmalloc(sizeof(int32_t) * (size_t)(p->nedges ? p->nedges : 1));
     p->npreds = p->nedges;

@@ -145,7 +145,6 @@ struct prog {
         int arg, id;
     } lcache[PROG_LCACHE];
     int sealed;
-    int64_t mem_static; /* bytes allocated at time zero (for reports) */
 };
 
 struct prog *prog_new(const char *role);
@@ -156,6 +155,9 @@ int prog_add(struct prog *p, const struct task *t);
 
 /* Make task `t` wait for task `dep` (dep < t is asserted: programs are built in order). */
 void prog_dep(struct prog *p, int t, int dep);
+
+/* Make room for `ntasks` tasks and `nedges` dependencies in all (a hint; never required). */
+void prog_reserve(struct prog *p, int ntasks, int nedges);
 
 /*
  * Intern a label: `fmt` is static text (a string literal: only the pointer is

@@ -93,7 +93,7 @@ static void config_section(FILE *f, const struct scenario *s)
     if (p->ep > 1)
         fprintf(f, ", ep %d", p->ep);
     if (p->pp > 1)
-        fprintf(f, ", %s schedule%s", schedule_name(p->schedule), p->vpp > 1 ? "" : "");
+        fprintf(f, ", %s schedule", schedule_name(p->schedule));
     if (p->vpp > 1)
         fprintf(f, " (vpp %d)", p->vpp);
     if (p->sequence_parallel)

@@ -21,9 +21,11 @@ enum {
 
 struct inst {
     int arrived;
-    uint8_t op, tcat, comm_kind;
+    uint8_t op, tcat;
     double bytes;
 };
+
+#define COMM_MEMO 4 /* cost entries remembered per communicator */
 
 struct comm {
     struct comm_group g;
@@ -37,13 +39,16 @@ struct comm {
     int qcap;
     int64_t qmax; /* highest seq seen + 1 */
     int active;
-    struct coll_cost cost;           /* of the active instance */
-    double sm_frac;                  /* SM share its kernel holds on each member */
-    const struct cost_ent *memo_tab; /* the cost cache when memo_ent was looked up */
-    size_t memo_ent;                 /* index of its last cost entry */
-    int memo_op;                     /* operation and bytes of that entry */
-    double memo_bytes;
-    int flow; /* sim flow index while transferring, else -1 */
+    struct coll_cost cost; /* of the active instance */
+    double sm_frac;        /* SM share its kernel holds on each member */
+    /* its last few cost entries (a layer alternates its operations and sizes) */
+    uint32_t memo_gen; /* sim.cache_gen when they were looked up (0 = never: it starts at 1) */
+    int memo_next;     /* the slot the next miss replaces */
+    struct comm_memo {
+        int op; /* operation and bytes of the entry */
+        double bytes;
+        size_t ent; /* index into sim.cache */
+    } memo[COMM_MEMO];
 };
 
 struct sflow {
@@ -53,6 +58,7 @@ struct sflow {
     uint32_t mark;  /* component search stamp */
     int nres, res[2 * 4];
     int *res_many;    /* when more than 8 resources */
+    int cap_many;     /* entries allocated at res_many */
     double remaining; /* bus bytes left */
     double rate;      /* bytes/s */
     sim_time last;    /* when remaining was last updated */
@@ -82,6 +88,7 @@ struct srank {
     sim_time cmp_t;   /* when cmp_left was last updated */
     uint32_t cmp_gen; /* generation of its completion event */
     double sm_busy;   /* fraction of SMs held by active collectives */
+    int64_t mem;      /* bytes allocated now: the sum of rank_result.cur */
 };
 
 struct stream_index {
@@ -116,7 +123,6 @@ struct sim {
     int ncomms;
     size_t cap_comms;
     struct flow_net *net; /* every resource as a link; only a component's flows while solving */
-    double *res_cap;      /* capacity per link resource */
     int *res_users;       /* active flows per link resource */
     struct rflows {       /* active flows crossing a resource */
         int *f;
@@ -139,7 +145,8 @@ struct sim {
     int nsidx;
     struct cost_ent *cache;
     size_t cache_cap, cache_n;
-    int64_t *stack; /* (rank << 32 | task) tasks to complete now */
+    uint32_t cache_gen; /* from 1, bumped whenever the cache is rehashed (entries move) */
+    int64_t *stack;     /* (rank << 32 | task) tasks to complete now */
     size_t nstack, cap_stack;
     int trace_ranks;
 };
@@ -228,36 +235,6 @@ static int slot_kind(int slot)
     }
 }
 
-/*
- * Shape of a group for the collective model. Members are sorted, so members
- * on one node are adjacent. Rail alignment: every node holds the same set of
- * local GPU indices, so a member's inter-node peers sit on its own rail.
- */
-static void group_shape(const struct layout *l, const int *members, int n, struct comm_group *g)
-{
-    int gpn = l->gpus_per_node;
-    int first_node = layout_node(l, members[0]);
-    int ppn0 = 0, nodes = 1, cur = 0, maxppn = 0, rail = 1, i;
-
-    while (ppn0 < n && layout_node(l, members[ppn0]) == first_node)
-        ppn0++;
-    for (i = 0; i < n; i++) {
-        if (i > 0 && layout_node(l, members[i]) != layout_node(l, members[i - 1])) {
-            nodes++;
-            cur = 0;
-        }
-        if (cur >= ppn0 || members[i] % gpn != members[cur] % gpn)
-            rail = 0;
-        cur++;
-        if (cur > maxppn)
-            maxppn = cur;
-    }
-    g->nranks = n;
-    g->nnodes = nodes;
-    g->ppn = maxppn;
-    g->rail_aligned = rail && n == nodes * ppn0;
-}
-
 /* Find or create the communicator for simulated rank index ri and slot. */
 static int comm_for(struct sim *sm, struct keymap *km, int ri, int slot, int *sim_of_rank, int *buf,
                     int bufmax)
@@ -296,16 +273,14 @@ static int comm_for(struct sim *sm, struct keymap *km, int ri, int slot, int *si
         kind = (slot == SLOT_SEND_NEXT || slot == SLOT_RECV_PREV) ? COMM_PP_NEXT : COMM_PP_PREV;
     c->kind = kind;
     c->p2p = slot >= COMM_KIND_COUNT;
-    c->flow = -1;
-    group_shape(l, buf, n, &c->g);
+    layout_group_shape(l, buf, n, &c->g);
     c->members = xmalloc(sizeof(int) * (size_t)n);
     for (i = 0; i < n; i++)
         if (sim_of_rank[buf[i]] >= 0)
             c->members[c->nsim++] = sim_of_rank[buf[i]];
     c->qcap = 4;
     c->q = xcalloc((size_t)c->qcap, sizeof(*c->q));
-    c->qtask = xcalloc((size_t)c->qcap * (size_t)c->nsim, sizeof(int32_t));
-    return sm->ncomms++;
+    return sm->ncomms++; /* qtask: in setup(), once every member is known */
 }
 
 static int member_index(const struct comm *c, int ri)
@@ -325,7 +300,6 @@ static void setup_resources(struct sim *sm)
     int ri, t;
 
     sm->nres = sm->nr * (TIER_COUNT + 2);
-    sm->res_cap = xcalloc((size_t)sm->nres, sizeof(double));
     sm->res_users = xcalloc((size_t)sm->nres, sizeof(int));
     sm->res_flows = xcalloc((size_t)sm->nres, sizeof(*sm->res_flows));
     sm->net = flow_new();
@@ -335,14 +309,11 @@ static void setup_resources(struct sim *sm)
             int id = flow_link_add(sm->net, cap > 0 ? cap : 1e9);
             assert(id == ri * (TIER_COUNT + 2) + t);
             sm->r[ri].res[t] = id;
-            sm->res_cap[id] = cap > 0 ? cap : 1e9;
         }
     }
 }
 
-_Static_assert(TIER_COUNT <= 4, "rank_result.tier_bytes is too small");
-
-static int setup(struct sim *sm, struct prog *const *prog_of_stage)
+static void setup(struct sim *sm, struct prog *const *prog_of_stage)
 {
     const struct layout *l = sm->lay;
     struct keymap km = { 0 };
@@ -410,7 +381,6 @@ static int setup(struct sim *sm, struct prog *const *prog_of_stage)
     /* Member indices and instance storage now that every member is known. */
     for (i = 0; i < sm->ncomms; i++) {
         struct comm *c = &sm->comms[i];
-        free(c->qtask);
         c->qtask = xcalloc((size_t)c->qcap * (size_t)(c->nsim ? c->nsim : 1), sizeof(int32_t));
     }
     for (ri = 0; ri < sm->nr; ri++)
@@ -423,7 +393,6 @@ static int setup(struct sim *sm, struct prog *const *prog_of_stage)
     free(km.vals);
     setup_resources(sm);
     sm->trace_ranks = sm->opts->trace_max_ranks > 0 ? sm->opts->trace_max_ranks : 64;
-    return 0;
 }
 
 /* ---- accounting -------------------------------------------------------- */
@@ -457,15 +426,13 @@ static void account(struct sim *sm, int ri)
 static void mem_apply(struct sim *sm, int ri, int cat, int64_t delta)
 {
     struct rank_result *rr = &sm->res->ranks[ri];
-    int64_t total = 0;
-    int c;
+    int64_t total;
 
     if (delta == 0)
         return;
     rr->cur[cat] += delta;
     assert(rr->cur[cat] >= 0 && "memory freed twice");
-    for (c = 0; c < MC_COUNT; c++)
-        total += rr->cur[c];
+    total = sm->r[ri].mem += delta;
     if (total > rr->peak) {
         rr->peak = total;
         rr->peak_t = sm->eng.now;
@@ -502,8 +469,9 @@ static void trace_task(struct sim *sm, int ri, int task, sim_time t0)
 
 static void ev_task_done(struct engine *e, void *ctx, int64_t data);
 static void arrive(struct sim *sm, int ri, int ti);
-static void flow_start(struct sim *sm, int comm, int ri, int ti, double bytes, double cap,
-                       const int *res, int nres, sim_time delay);
+static int *flow_reserve(struct sim *sm, int nres, int *fi);
+static void flow_begin(struct sim *sm, int fi, int comm, int ri, int ti, double bytes, double cap,
+                       sim_time delay);
 
 /*
  * SM contention. An NCCL kernel runs one thread block per channel (NCCL
@@ -602,10 +570,11 @@ static void start(struct sim *sm, int ri, int ti)
         engine_after(&sm->eng, dur, ev_task_done, sm, ((int64_t)ri << 32) | ti);
         break;
     case TASK_COPY: {
-        int res = r->res[t->stream == ST_D2H ? TIER_COUNT + 1 : TIER_COUNT];
+        int fi;
         account(sm, ri);
         r->inflight[t->tcat]++;
-        flow_start(sm, -1, ri, ti, t->bytes, sm->sc->hw.pcie.bw_Bps, &res, 1, 0);
+        *flow_reserve(sm, 1, &fi) = r->res[t->stream == ST_D2H ? TIER_COUNT + 1 : TIER_COUNT];
+        flow_begin(sm, fi, -1, ri, ti, t->bytes, sm->sc->hw.pcie.bw_Bps, 0);
         break;
     }
     case TASK_COLL:
@@ -725,38 +694,45 @@ static int task_slot(const struct task *t)
     return t->comm;
 }
 
-static struct inst *inst_at(struct comm *c, int64_t seq)
+/* Grow the pending-instance ring of c until it holds instance `seq`. */
+static void inst_grow(struct comm *c, int64_t seq)
+{
+    int ncap = c->qcap * 2, nsim = c->nsim ? c->nsim : 1;
+    struct inst *q;
+    int32_t *qt;
+    int64_t s;
+
+    while (seq - c->qbase >= ncap)
+        ncap *= 2;
+    q = xcalloc((size_t)ncap, sizeof(*q));
+    qt = xcalloc((size_t)ncap * (size_t)nsim, sizeof(int32_t));
+    for (s = c->qbase; s < c->qbase + c->qcap; s++) {
+        q[s & (ncap - 1)] = c->q[s & (c->qcap - 1)];
+        memcpy(qt + (s & (ncap - 1)) * nsim, c->qtask + (s & (c->qcap - 1)) * nsim,
+               sizeof(int32_t) * (size_t)nsim);
+    }
+    free(c->q);
+    free(c->qtask);
+    c->q = q;
+    c->qtask = qt;
+    c->qcap = ncap;
+}
+
+static inline struct inst *inst_at(struct comm *c, int64_t seq)
 {
     assert(seq >= c->qbase);
-    if (seq - c->qbase >= c->qcap) {
-        int ncap = c->qcap * 2, nsim = c->nsim ? c->nsim : 1;
-        struct inst *q;
-        int32_t *qt;
-        int64_t s;
-
-        while (seq - c->qbase >= ncap)
-            ncap *= 2;
-        q = xcalloc((size_t)ncap, sizeof(*q));
-        qt = xcalloc((size_t)ncap * (size_t)nsim, sizeof(int32_t));
-        for (s = c->qbase; s < c->qbase + c->qcap; s++) {
-            q[s & (ncap - 1)] = c->q[s & (c->qcap - 1)];
-            memcpy(qt + (s & (ncap - 1)) * nsim, c->qtask + (s & (c->qcap - 1)) * nsim,
-                   sizeof(int32_t) * (size_t)nsim);
-        }
-        free(c->q);
-        free(c->qtask);
-        c->q = q;
-        c->qtask = qt;
-        c->qcap = ncap;
-    }
+    if (seq - c->qbase >= c->qcap)
+        inst_grow(c, seq);
     return &c->q[seq & (c->qcap - 1)]; /* qcap is a power of two */
 }
 
 static uint64_t cost_hash(const struct cost_key *k)
 {
+    uint64_t bits; /* entries match bit for bit (memcmp), so hash the bits of the size */
+
+    memcpy(&bits, &k->bytes, sizeof(bits));
     return mix64((uint64_t)k->nranks * 1000003u ^ (uint64_t)k->nnodes << 20 ^
-                 (uint64_t)k->ppn << 40 ^ (uint64_t)k->op << 56 ^ (uint64_t)k->rail << 62 ^
-                 (uint64_t)llround(k->bytes));
+                 (uint64_t)k->ppn << 40 ^ (uint64_t)k->op << 56 ^ (uint64_t)k->rail << 62 ^ bits);
 }
 
 static struct cost_ent *cost_slot(struct cost_ent *tab, size_t cap, const struct cost_key *k)
@@ -798,11 +774,13 @@ static struct cost_ent *estimate(struct sim *sm, struct comm *c, int op, double 
 {
     struct cost_key k;
     struct cost_ent *ent;
+    int i;
 
-    /* a communicator mostly repeats its last operation */
-    if (c->memo_tab && c->memo_tab == sm->cache && c->memo_op == op &&
-        !(c->memo_bytes < bytes || c->memo_bytes > bytes))
-        return &sm->cache[c->memo_ent];
+    /* a communicator mostly repeats one of its last few operations */
+    if (c->memo_gen == sm->cache_gen)
+        for (i = 0; i < COMM_MEMO; i++)
+            if (c->memo[i].op == op && !(c->memo[i].bytes < bytes || c->memo[i].bytes > bytes))
+                return &sm->cache[c->memo[i].ent];
     memset(&k, 0, sizeof(k));
     k.nranks = c->g.nranks;
     k.nnodes = c->g.nnodes;
@@ -816,6 +794,7 @@ static struct cost_ent *estimate(struct sim *sm, struct comm *c, int op, double 
 
         sm->cache_cap = oldcap ? oldcap * 2 : 256;
         sm->cache = xcalloc(sm->cache_cap, sizeof(*sm->cache));
+        sm->cache_gen++; /* the entries move: every communicator's memo is stale */
         for (j = 0; j < oldcap; j++)
             if (old[j].used)
                 *cost_slot(sm->cache, sm->cache_cap, &old[j].k) = old[j];
@@ -823,7 +802,6 @@ static struct cost_ent *estimate(struct sim *sm, struct comm *c, int op, double 
     }
     ent = cost_slot(sm->cache, sm->cache_cap, &k);
     if (!ent->used) {
-        int i;
         ent->used = 1;
         ent->k = k;
         for (i = 0; i < COMM_KIND_COUNT; i++)
@@ -832,10 +810,15 @@ static struct cost_ent *estimate(struct sim *sm, struct comm *c, int op, double 
         ent->sm_frac = sm_fraction(&sm->sc->hw, &c->g, op, &ent->c);
         sm->cache_n++;
     }
-    c->memo_tab = sm->cache;
-    c->memo_ent = (size_t)(ent - sm->cache);
-    c->memo_op = op;
-    c->memo_bytes = bytes;
+    if (c->memo_gen != sm->cache_gen) {
+        for (i = 0; i < COMM_MEMO; i++)
+            c->memo[i].op = -1;
+        c->memo_gen = sm->cache_gen;
+    }
+    c->memo[c->memo_next].op = op;
+    c->memo[c->memo_next].bytes = bytes;
+    c->memo[c->memo_next].ent = (size_t)(ent - sm->cache);
+    c->memo_next = (c->memo_next + 1) % COMM_MEMO;
     return ent;
 }
 
@@ -893,7 +876,6 @@ static void coll_begin(struct sim *sm, int ci)
         if (c->sm_frac > 0)
             sm_change(sm, ri, c->sm_frac);
         sm->res->ranks[ri].comm_bytes[c->kind] += c->cost.bus_bytes;
-        sm->res->ranks[ri].tier_bytes[c->cost.tier] += c->cost.bus_bytes;
     }
     if (c->cost.bus_bytes <= 0 || c->cost.bus_bw_Bps <= 0)
         engine_after(&sm->eng, c->cost.latency, ev_coll_transfer, sm, ci);
@@ -920,16 +902,12 @@ static void ev_coll_transfer(struct engine *e, void *ctx, int64_t data)
 static void coll_transfer(struct sim *sm, int ci, sim_time delay)
 {
     struct comm *c = &sm->comms[ci];
-    int res[64], nres = 0, i;
-    int *many = NULL;
+    int fi, i;
+    int *res = flow_reserve(sm, c->nsim, &fi);
 
-    if (c->nsim > (int)ARRAY_LEN(res))
-        many = xmalloc(sizeof(int) * (size_t)c->nsim);
     for (i = 0; i < c->nsim; i++)
-        (many ? many : res)[nres++] = sm->r[c->members[i]].res[c->cost.tier];
-    flow_start(sm, ci, -1, -1, c->cost.bus_bytes, c->cost.bus_bw_Bps, many ? many : res, nres,
-               delay);
-    free(many);
+        res[i] = sm->r[c->members[i]].res[c->cost.tier];
+    flow_begin(sm, fi, ci, -1, -1, c->cost.bus_bytes, c->cost.bus_bw_Bps, delay);
 }
 
 static void coll_finish(struct sim *sm, int ci)
@@ -950,7 +928,6 @@ static void coll_finish(struct sim *sm, int ci)
     memset(in, 0, sizeof(*in));
     c->qbase++;
     c->active = 0;
-    c->flow = -1;
     if (c->qbase < c->qmax && inst_at(c, c->qbase)->arrived == c->nsim)
         coll_begin(sm, ci);
 }
@@ -969,7 +946,6 @@ static void arrive(struct sim *sm, int ri, int ti)
         in->op = t->kind == TASK_COLL ? t->op : COLL_SEND_RECV;
         in->tcat = t->tcat;
         in->bytes = t->bytes;
-        in->comm_kind = (uint8_t)c->kind;
     } else {
         assert(in->op == (t->kind == TASK_COLL ? t->op : COLL_SEND_RECV) &&
                "mismatched collective order across ranks");
@@ -990,7 +966,7 @@ static void ev_flow_done(struct engine *e, void *ctx, int64_t data);
 
 static const int *flow_res(const struct sflow *f)
 {
-    return f->res_many ? f->res_many : f->res;
+    return f->nres > (int)ARRAY_LEN(f->res) ? f->res_many : f->res;
 }
 
 static void flow_schedule(struct sim *sm, int fi)
@@ -1137,29 +1113,48 @@ static int shared(const struct sim *sm, const int *res, int nres)
     return 0;
 }
 
-static void flow_start(struct sim *sm, int comm, int ri, int ti, double bytes, double cap,
-                       const int *res, int nres, sim_time delay)
+/*
+ * A flow slot (*fi) over nres link resources: returns the array the caller
+ * fills with the resource ids before flow_begin().
+ */
+static int *flow_reserve(struct sim *sm, int nres, int *fi)
 {
     struct sflow *f;
-    int fi, i;
 
     if (sm->nfree > 0) {
-        fi = sm->free_flows[--sm->nfree];
+        *fi = sm->free_flows[--sm->nfree];
     } else {
         grow_array((void **)&sm->flows, &sm->cap_flows, (size_t)sm->nflows + 1, sizeof(*sm->flows));
-        fi = sm->nflows++;
-        memset(&sm->flows[fi], 0, sizeof(sm->flows[fi]));
+        *fi = sm->nflows++;
+        memset(&sm->flows[*fi], 0, sizeof(sm->flows[*fi]));
     }
-    f = &sm->flows[fi];
+    f = &sm->flows[*fi];
+    f->nres = nres;
+    if (nres <= (int)ARRAY_LEN(f->res))
+        return f->res;
+    if (nres > f->cap_many) {
+        free(f->res_many);
+        f->res_many = xmalloc(sizeof(int) * (size_t)nres);
+        f->cap_many = nres;
+    }
+    return f->res_many;
+}
+
+/*
+ * Start flow fi (resources filled in) of `bytes` at `cap` bytes/s in isolation, for
+ * communicator `comm`, or (comm = -1) for copy task ti of rank ri; its bytes move from
+ * now + delay.
+ */
+static void flow_begin(struct sim *sm, int fi, int comm, int ri, int ti, double bytes, double cap,
+                       sim_time delay)
+{
+    struct sflow *f = &sm->flows[fi];
+    const int *res = flow_res(f);
+    int nres = f->nres, i;
+
     f->comm = comm;
     f->rank = ri;
     f->task = ti;
-    f->nres = nres;
-    free(f->res_many);
-    f->res_many = NULL;
-    if (nres > (int)ARRAY_LEN(f->res))
-        f->res_many = xmalloc(sizeof(int) * (size_t)nres);
-    memcpy(f->res_many ? f->res_many : f->res, res, sizeof(int) * (size_t)nres);
     f->remaining = bytes;
     f->last = sm->eng.now + delay;
     f->active = 1;
@@ -1168,8 +1163,6 @@ static void flow_start(struct sim *sm, int comm, int ri, int ti, double bytes, d
         sm->res_users[res[i]]++;
         res_flows_add(sm, res[i], fi);
     }
-    if (comm >= 0)
-        sm->comms[comm].flow = fi;
     if (shared(sm, res, nres)) {
         f->rate = 0;
         solve_later(sm, &fi, 1);
@@ -1288,6 +1281,7 @@ int sim_run(const struct scenario *s, const struct layout *l, struct prog *const
     sm.lay = l;
     sm.opts = opts;
     sm.res = res;
+    sm.cache_gen = 1;
     engine_init(&sm.eng);
     setup(&sm, prog_of_stage);
     for (ri = 0; ri < sm.nr; ri++)
@@ -1319,7 +1313,6 @@ int sim_run(const struct scenario *s, const struct layout *l, struct prog *const
     free(sm.comms);
     free(sm.flows);
     free(sm.free_flows);
-    free(sm.res_cap);
     free(sm.res_users);
     for (i = 0; i < sm.nres; i++)
         free(sm.res_flows[i].f);

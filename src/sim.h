@@ -64,7 +64,6 @@ struct rank_result {
     sim_time bucket[TC_COUNT];          /* exclusive breakdown; sums to the step time */
     sim_time busy[TC_COUNT];            /* busy time per category, overlapped or not */
     double comm_bytes[COMM_KIND_COUNT]; /* bus bytes moved, per communicator kind */
-    double tier_bytes[4];               /* bus bytes moved per link tier (enum link_tier) */
     int64_t peak;                       /* peak bytes allocated */
     sim_time peak_t;
     int64_t at_peak[MC_COUNT]; /* per-category bytes at the peak */
@@ -98,10 +97,11 @@ struct sim_result {
 };
 
 /*
- * Simulate one step. progs[role_of[pp_stage]]... : prog_of_stage[s] is the
- * program of pipeline stage s (all sealed). Returns 0, or -1 with a reason
- * when the programs deadlock (a strategy bug: asserted in debug builds).
- * The caller owns `res` and frees it with sim_result_release().
+ * Simulate one step: prog_of_stage[s] is the program of pipeline stage s (all
+ * sealed), run by every simulated rank of that stage. Returns 0, or -1 with a
+ * reason when the programs deadlock (a strategy bug; SIMTRAIN_DEBUG_STUCK=1
+ * prints every rank's stream heads). The caller owns `res`, filled in either
+ * case, and frees it with sim_result_release().
  */
 int sim_run(const struct scenario *s, const struct layout *l, struct prog *const *prog_of_stage,
             const struct sim_opts *opts, struct sim_result *res, char *reason, size_t reason_len);

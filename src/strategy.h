@@ -175,8 +175,9 @@ extern const struct dp_ops dp_fsdp;   /* PyTorch FSDP and FSDP2, every ShardingS
 const struct dp_ops *strategy_dp_ops(const struct scenario *s, char *reason, size_t reason_len);
 
 /* Helpers for strategies. */
+/* Bytes as the integer a memory mark carries, rounded to nearest. */
 int64_t bytes_i64(double bytes);
-/* Parameters of a unit this rank stores, by dtype of the param storage (bytes/param). */
+/* Gradient bytes of unit `unit` on this rank: its trainable parameters at training.grad_dtype. */
 double unit_grad_bytes(const struct build *b, int unit);
 /* A compute task on the compute stream of the optimizer step. */
 int emit_optimizer(struct build *b, double params, double bytes_per_param, int dep);

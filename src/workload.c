@@ -1,6 +1,7 @@
 /* workload.c - see workload.h for the model and its sources. */
 #include "workload.h"
 
+#include <assert.h>
 #include <string.h>
 
 #include "cost.h"
@@ -20,11 +21,13 @@ struct ctx {
     bool eager;       /* unfused PyTorch modules (workload_eager()) */
 };
 
+/* Append an operator to ops[0..max): the tables hold every operator a layer can have. */
 static struct op *add_op(struct op *ops, int *n, int max, const char *name, int kind, int part,
                          int seg)
 {
     struct op *o;
 
+    assert(*n < max && "operator table full: raise MAX_OPS");
     if (*n >= max)
         return NULL;
     o = &ops[(*n)++];
@@ -224,13 +227,17 @@ bool workload_is_moe(const struct model *m, int layer)
     return m->moe.experts > 0 && (layer + 1) % f == 0;
 }
 
-/* Norm, then residual-dropout: the replicated (or SP-sharded) memory-bound ops. */
-static void norm_op(const struct ctx *c, struct op *ops, int *n, const char *name, int part)
+/*
+ * Norm, then residual-dropout: the replicated (or SP-sharded) memory-bound ops.
+ * `max`: the capacity of ops (a layer's MAX_OPS, or an edge's table).
+ */
+static void norm_op(const struct ctx *c, struct op *ops, int *n, int max, const char *name,
+                    int part)
 {
     const struct model *m = &c->s->model;
     double act = c->Tn * m->hidden * c->p;
     double saved = act + c->Tn * norm_stats_bytes(m);
-    struct op *o = add_op(ops, n, MAX_OPS, name, OP_MEM, part, SEG_PRE);
+    struct op *o = add_op(ops, n, max, name, OP_MEM, part, SEG_PRE);
 
     /*
      * Eager RMSNorm (HF LlamaRMSNorm, LitGPT RMSNorm) upcasts its input to fp32
@@ -265,7 +272,7 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
     unsigned tg = c->targets;
     struct op *o, *base;
 
-    norm_op(c, ops, n, "attn_norm", PART_ATTN);
+    norm_op(c, ops, n, MAX_OPS, "attn_norm", PART_ATTN);
     dequant_op(c, ops, n, "nf4_dequant_attn", PART_ATTN, h * (q + 2 * kv) + q * h);
     o = add_op(ops, n, MAX_OPS, "qkv_proj", OP_GEMM, PART_ATTN, SEG_COL);
     gemm(c, o, T, q + 2 * kv, h, 1, c->Tn * h * p);
@@ -358,7 +365,7 @@ static void mlp_ops(const struct ctx *c, bool moe, struct layer_cost *lc)
     unsigned tg = c->targets, in_mask = swiglu ? LORA_GATE | LORA_UP : LORA_UP;
     struct op *o, *base;
 
-    norm_op(c, ops, n, "mlp_norm", PART_MLP);
+    norm_op(c, ops, n, MAX_OPS, "mlp_norm", PART_MLP);
     lc->moe_a2a_bytes = 0;
     if (moe) {
         /* Router, then top-k tokens per rank spread over E/ep local experts (uniform routing). */
@@ -592,7 +599,7 @@ void workload_embedding(const struct scenario *s, const struct shard *sh, struct
     memset(out, 0, sizeof(*out));
     ctx_init(&c, s, sh);
     act = c.T * m->hidden * c.p;
-    o = add_op(out->ops, &out->nops, 8, "embedding", OP_EMBED, 0, SEG_PRE);
+    o = add_op(out->ops, &out->nops, (int)ARRAY_LEN(out->ops), "embedding", OP_EMBED, 0, SEG_PRE);
     /* Gather rows (+ positions), dropout; backward scatter-adds into the table. */
     membound(&c, o, 2 * act + (m->pos == POS_LEARNED ? act : 0), m->dropout ? c.Tn * m->hidden : 0);
     out->params = (double)m->vocab * m->hidden / s->par.tp +
@@ -619,13 +626,14 @@ void workload_head(const struct scenario *s, const struct shard *sh, struct edge
     memset(out, 0, sizeof(*out));
     ctx_init(&c, s, sh);
     logits = c.T * v;
-    norm_op(&c, out->ops, &out->nops, "final_norm", 0);
-    o = add_op(out->ops, &out->nops, 8, "lm_head", OP_GEMM, 0, SEG_COL);
+    norm_op(&c, out->ops, &out->nops, (int)ARRAY_LEN(out->ops), "final_norm", 0);
+    o = add_op(out->ops, &out->nops, (int)ARRAY_LEN(out->ops), "lm_head", OP_GEMM, 0, SEG_COL);
     /* The output layer keeps its (sequence-sharded) input for the weight gradient (KOR22 §4.3). */
     gemm(&c, o, c.T, v, m->hidden, 1, c.Tn * m->hidden * c.p);
     freeze(&c, o, 0, false);
     /* Vocab-parallel cross-entropy on fp32 logits (KOR22 §4.3: 4sbv/t kept for backward). */
-    o = add_op(out->ops, &out->nops, 8, "cross_entropy", OP_MEM, 0, SEG_POST);
+    o = add_op(out->ops, &out->nops, (int)ARRAY_LEN(out->ops), "cross_entropy", OP_MEM, 0,
+               SEG_POST);
     membound(&c, o, logits * (c.p + 4 + 4), 0);
     if (!c.eager) {
         /*

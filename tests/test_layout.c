@@ -140,6 +140,46 @@ static void test_layout_cp_groups(void **state)
     assert_int_equal(g[3], 13);
 }
 
+/*
+ * Group shapes on 8-GPU nodes: a DP group of 4 with tp 8 takes local GPU 0 of four nodes (rail
+ * aligned); with tp 2 the DP group of 16 holds GPUs 0, 2, 4, 6 of each of four nodes (aligned);
+ * members at different local indices on two nodes are not; one node's group spans 1 node.
+ */
+static void test_layout_group_shape(void **state)
+{
+    static const int skewed[] = { 0, 1, 9, 10 };
+    struct scenario s;
+    struct layout l;
+    struct comm_group g;
+    int m[32], n;
+
+    (void)state;
+    make(&s, 8, 1, 4, 1, 1, "tp-cp-ep-dp-pp");
+    layout_init(&l, &s);
+    n = layout_group(&l, 0, COMM_DP, m, 32);
+    layout_group_shape(&l, m, n, &g);
+    assert_int_equal(g.nranks, 4);
+    assert_int_equal(g.nnodes, 4);
+    assert_int_equal(g.ppn, 1);
+    assert_true(g.rail_aligned);
+    n = layout_group(&l, 0, COMM_TP, m, 32);
+    layout_group_shape(&l, m, n, &g);
+    assert_int_equal(g.nnodes, 1);
+    assert_int_equal(g.ppn, 8);
+    make(&s, 2, 1, 16, 1, 1, "tp-cp-ep-dp-pp");
+    layout_init(&l, &s);
+    n = layout_group(&l, 0, COMM_DP, m, 32);
+    layout_group_shape(&l, m, n, &g);
+    assert_int_equal(g.nranks, 16);
+    assert_int_equal(g.nnodes, 4);
+    assert_int_equal(g.ppn, 4);
+    assert_true(g.rail_aligned);
+    layout_group_shape(&l, skewed, 4, &g);
+    assert_int_equal(g.nnodes, 2);
+    assert_int_equal(g.ppn, 2);
+    assert_false(g.rail_aligned);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -148,6 +188,7 @@ int main(void)
         cmocka_unit_test(test_layout_order_moves_groups),
         cmocka_unit_test(test_layout_expert_groups),
         cmocka_unit_test(test_layout_cp_groups),
+        cmocka_unit_test(test_layout_group_shape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -82,6 +82,31 @@ static void test_memory_zero_figure1(void **state)
 }
 
 /*
+ * PyTorch DDP copies the gradients into its buckets (one more gradient-sized
+ * buffer); Megatron reduces its contiguous buffer in place. With framework
+ * `auto`, any model parallelism, context and expert parallelism included,
+ * runs Megatron (strategy/dp.c dp_framework()), so no bucket copies.
+ */
+static void test_memory_ddp_buckets_follow_framework(void **state)
+{
+    struct scenario s;
+
+    (void)state;
+    states_scenario(&s, 8, SHARD_NONE, DT_BF16, DT_FP32);
+    assert_near(memory_ddp_bucket_bytes(&s, 1e9), 1e9, 0);
+    s.par.ep = 2;
+    assert_near(memory_ddp_bucket_bytes(&s, 1e9), 0, 0);
+    s.par.ep = 1;
+    s.par.cp = 2;
+    assert_near(memory_ddp_bucket_bytes(&s, 1e9), 0, 0);
+    s.par.cp = 1;
+    s.par.framework = FW_PYTORCH;
+    assert_near(memory_ddp_bucket_bytes(&s, 1e9), 1e9, 0);
+    s.par.dp = 1;
+    assert_near(memory_ddp_bucket_bytes(&s, 1e9), 0, 0);
+}
+
+/*
  * DeepSpeed's estimators (formulas.md §2.3; tests/validation/memory_sources.csv):
  * ZeRO-3 GPU bytes = largest_layer_memory + 18 P / N without offload,
  * + 2 P / N with the optimizer offloaded, + 0 with parameters offloaded too
@@ -231,7 +256,8 @@ static void simulate(const struct scenario *s, struct run *r)
  * The peak without DDP's gradient-bucket copies when there is no data-parallel
  * peer: a single process is not wrapped in DDP (memory_ddp_bucket_bytes()).
  * The bucket copies are a static allocation, so removing them lowers the peak
- * by exactly their size. (strategy/ddp.c still emits them for dp = 1.)
+ * by exactly their size. (strategy/ddp.c emits none for dp = 1 already, so for
+ * DDP this subtracts nothing; it guards the comparison should that change.)
  */
 static double single_gpu_peak(const struct run *r)
 {
@@ -428,6 +454,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_memory_zero_figure1),
         cmocka_unit_test(test_memory_deepspeed_estimators),
+        cmocka_unit_test(test_memory_ddp_buckets_follow_framework),
         cmocka_unit_test(test_memory_shard_factors),
         cmocka_unit_test(test_memory_bytes_per_param),
         cmocka_unit_test(test_memory_categories_sum_to_peak),

@@ -193,6 +193,45 @@ static void test_estimate_memo_consistent(void **state)
     cfg_free(base);
 }
 
+/*
+ * Under framework `auto` the layout decides between eager PyTorch modules and Megatron's fused
+ * kernels (workload_eager()), which save different activations: a table warmed with a
+ * pipelined (Megatron) layout must not serve a single-replica (eager) one.
+ */
+static void test_estimate_memo_eager(void **state)
+{
+    struct scenario *base = load(NULL);
+    struct plan_cand c = { .gpus = 8,
+                           .nodes = 1,
+                           .dp = 8,
+                           .tp = 1,
+                           .pp = 1,
+                           .vpp = 1,
+                           .cp = 1,
+                           .ep = 1,
+                           .schedule = SCHED_1F1B,
+                           .micro_batch = 1 };
+    struct estimator *warm = estimator_new(), *fresh = estimator_new();
+    struct estimate a, b, x;
+    struct scenario s, t;
+    struct cfg_error err;
+
+    (void)state;
+    plan_apply(base, &c, &s);
+    assert_int_equal(scenario_finalize(&s, &err), 0);
+    c.pp = 2; /* Megatron under `auto` */
+    c.dp = 4;
+    plan_apply(base, &c, &t);
+    assert_int_equal(scenario_finalize(&t, &err), 0);
+    estimate_scenario(warm, &t, &x);
+    estimate_scenario(warm, &s, &a);
+    estimate_scenario(fresh, &s, &b);
+    assert_memory_equal(&a, &b, sizeof(a));
+    estimator_free(warm);
+    estimator_free(fresh);
+    cfg_free(base);
+}
+
 /* The search returns `top` layouts that fit by simulation, best simulated step first. */
 static void test_plan_top_fit_and_sorted(void **state)
 {
@@ -383,6 +422,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_estimate_tracks_engine),
         cmocka_unit_test(test_estimate_memo_consistent),
+        cmocka_unit_test(test_estimate_memo_eager),
         cmocka_unit_test(test_plan_top_fit_and_sorted),
         cmocka_unit_test(test_plan_counts_add_up),
         cmocka_unit_test(test_plan_shards_partition),

@@ -479,8 +479,9 @@ static void mp_sizes(struct build *b)
     b->moe_imbalance = m->moe.load_imbalance >= 1 ? m->moe.load_imbalance : 1.0;
 }
 
+/* The program of one stage into *out; `like` (or NULL), a neighbouring stage's, sizes it. */
 static void build_stage(const struct scenario *s, const struct layout *l, const struct dp_ops *dp,
-                        const int *part, int stage, struct prog **out)
+                        const int *part, int stage, const struct prog *like, struct prog **out)
 {
     struct build b;
     struct pp_step *steps;
@@ -508,6 +509,8 @@ static void build_stage(const struct scenario *s, const struct layout *l, const 
     make_units(&b, part);
     snprintf(role, sizeof(role), "stage %d", stage);
     b.p = prog_new(role);
+    if (like)
+        prog_reserve(b.p, like->ntasks, like->npreds);
     static_memory(&b);
 
     maxsteps = 3 * b.m * b.v + 8;
@@ -548,7 +551,7 @@ int strategy_build(const struct scenario *s, const struct layout *l, struct prog
     if (!part)
         return -1;
     for (stage = 0; stage < s->par.pp; stage++)
-        build_stage(s, l, dp, part, stage, &out[stage]);
+        build_stage(s, l, dp, part, stage, stage > 0 ? out[stage - 1] : NULL, &out[stage]);
     free(part);
     return 0;
 }

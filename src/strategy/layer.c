@@ -277,6 +277,22 @@ static int em_comm(struct em *e, int comm, int op, double bytes)
     return t;
 }
 
+/*
+ * The task the next step waits for: the one pending dependency, or a mark (labelled
+ * `label`) joining several (the last reduction and the last GEMM).
+ */
+static int em_result(struct em *e, const char *label)
+{
+    struct prog *p = e->b->p;
+    int j;
+
+    if (e->ndep == 1)
+        return e->dep[0];
+    j = prog_mark(p, ST_COMPUTE, prog_label(p, label, e->layer));
+    em_chain(e, j);
+    return j;
+}
+
 /* A blocking collective: everything after waits for it. */
 static void em_sync(struct em *e, int comm, int op, double bytes)
 {
@@ -322,6 +338,12 @@ static sim_time scaled(sim_time t, double f)
     return f > 1 ? (sim_time)((double)t * f + 0.5) : t;
 }
 
+/* Bytes each rank passes around a ring-exchange all-gather or reduce-scatter. */
+static double ring_bytes(const struct lctx *x)
+{
+    return x->tp_bytes * (x->ntp - 1) / x->ntp;
+}
+
 /*
  * A GEMM of `dur` pipelined with a TP collective of `bytes` (tp_comm_overlap):
  * Transformer Engine's userbuffers split the GEMM into tp chunks and move the
@@ -334,12 +356,6 @@ static sim_time scaled(sim_time t, double f)
  * exchange beside the first tp - 1 chunks and the last chunk after both
  * (`before`), or the first chunk, then the exchange beside the rest.
  */
-/* Bytes each rank passes around a ring-exchange all-gather or reduce-scatter. */
-static double ring_bytes(const struct lctx *x)
-{
-    return x->tp_bytes * (x->ntp - 1) / x->ntp;
-}
-
 static void overlapped_gemm(struct em *e, const struct lctx *x, sim_time dur, const char *label,
                             bool before)
 {
@@ -464,8 +480,7 @@ int layer_forward(struct build *b, int ui, int mb, int tcat, int prev, int dep, 
     em_flush(&e);
     *first = e.first;
     *last = e.last;
-    assert(e.ndep == 1);
-    return e.dep[0];
+    return em_result(&e, "layer fwd done L%d");
 }
 
 /* ---- backward ----------------------------------------------------------------------------- */
@@ -575,13 +590,5 @@ int layer_backward(struct build *b, int ui, int mb, int mode, int prev, int dep,
     em_flush(&e);
     *first = e.first;
     *last = e.last;
-    if (e.ndep == 1)
-        return e.dep[0];
-    /* Join what the next step must wait for (the last reduction and the last GEMM). */
-    {
-        struct prog *p = b->p;
-        int j = prog_mark(p, ST_COMPUTE, prog_label(p, "layer bwd done L%d", u->layer));
-        em_chain(&e, j);
-        return j;
-    }
+    return em_result(&e, "layer bwd done L%d");
 }
