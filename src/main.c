@@ -99,6 +99,10 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
             a->all_ranks = strcmp(v, "all") == 0;
         } else if (strcmp(s, "--quiet") == 0 || strcmp(s, "-q") == 0) {
             a->quiet = true;
+        } else if (strcmp(s, "--json") == 0 || strcmp(s, "--trace") == 0 ||
+                   strcmp(s, "--plot") == 0 || strcmp(s, "--ranks") == 0) {
+            fprintf(stderr, "simtrain: error: %s needs a value\n", s);
+            return -1;
         } else if (s[0] == '-' && s[1] != '\0') {
             fprintf(stderr, "simtrain: error: unknown option '%s'\n", s);
             return -1;

@@ -10,6 +10,7 @@
 
 #include "strategy/dp.h"
 #include "totals.h"
+#include "cost.h"
 #include "workload.h"
 
 static void fmt_bytes(double b, char *buf, size_t n)
@@ -77,7 +78,7 @@ static void config_section(FILE *f, const struct scenario *s)
     fprintf(f, ", %s parameters\n", params);
     fprintf(f, "  hardware   %s: %d node%s x %d GPUs = %d GPUs (%s, %.0f TFLOP/s %s)\n", s->hw.name,
             s->nodes, s->nodes == 1 ? "" : "s", s->hw.gpus_per_node, s->gpus, s->hw.gpu.model,
-            s->hw.gpu.flops[s->train.precision] / 1e12, dtype_name(s->train.precision));
+            cost_peak_flops(&s->hw.gpu, s->train.precision) / 1e12, dtype_name(s->train.precision));
     fprintf(f,
             "  training   seq %d, global batch %d (%s tokens), micro-batch %d, %d micro-batch%s\n",
             s->train.seq_len, s->train.global_batch, tokens, s->train.micro_batch, micro,
