@@ -1,6 +1,7 @@
 /*
- * bench_plan.c - how fast `simtrain plan` searches (DESIGN.md target: >= 2,000 candidate
- * strategies/s on 2 cores; Calculon's search manages ~227/s, shared/reference/peers.md §1.3).
+ * bench_plan.c - how fast `simtrain plan` searches (design target: >= 2,000 candidate
+ * strategies/s on 2 cores; Calculon's search manages ~227/s, as re-measured by the
+ * project's peer survey).
  *
  * For each scenario: the first pass (enumeration, the loader's rules, the builder probe and
  * the closed-form estimate of every candidate that passes them) timed over `repeats` cold
