@@ -145,7 +145,8 @@ HDR
     echo
     echo "Command: \`simtrain validate tests/validation/memory.csv\`. Peak allocated memory per GPU"
     echo "in GiB; sources and settings in each row's notes. LitGPT's lora_dropout 0.05 is modelled"
-    echo "(\`lora_dropout\` column); its fused QKV tensor, kept alive by the attention's V view, is not."
+    echo "(\`lora_dropout\` column), and so are LitGPT's fused QKV output, kept alive by the attention's"
+    echo "V view, and QLoRA's dequantized bf16 weight (docs/memory.md)."
     echo
     "$SIMTRAIN" validate tests/validation/memory.csv --markdown > "$TMP/memory.md" 2>&1 || true
     sed -n '/^| metric | n |/,$p' "$TMP/memory.md"

@@ -29,6 +29,9 @@ struct opts {
     struct nccl_cfg nccl;
     bool markdown;
     bool calibration; /* use hw->coll_cal (default yes; --validate ignores it) */
+    enum coll_launch
+        launch; /* how the harness drives the GPUs (default per-rank, nccl-tests -g 1) */
+    int iters;  /* timed iterations, nccl-tests -n (default 20) */
 };
 
 /* ---- arguments ---------------------------------------------------------------- */
@@ -37,8 +40,8 @@ static void usage(FILE *out)
 {
     fputs("usage: simtrain collective --hardware H [--op OP] [--gpus N] [--nodes M]\n"
           "                           [--sizes MIN:MAX] [--factor F] [--algo A] [--proto P]\n"
-          "                           [--plot DIR]\n"
-          "                           [--no-calibration]\n"
+          "                           [--launch per-rank|single-process] [--iters N]\n"
+          "                           [--plot DIR] [--no-calibration]\n"
           "       simtrain collective --validate NCCL.csv [--markdown]\n"
           "\n"
           "Print an nccl-tests style table (size, time, algbw, busbw) of one collective on\n"
@@ -49,6 +52,11 @@ static void usage(FILE *out)
           "--algo ring|tree|nvls|nvls_tree|hier and --proto ll|ll128|simple force a choice\n"
           "like NCCL_ALGO / NCCL_PROTO. --plot DIR writes DIR/busbw.dat and busbw.png /\n"
           "busbw.svg (gnuplot, plots/busbw.gp).\n"
+          "Times are what nccl-tests reports: N iterations (--iters, its -n, default 20)\n"
+          "enqueued back to back, so the host's launch work and the GPUs' overlap.\n"
+          "--launch per-rank (default; nccl-tests -g 1, one process or thread per GPU)\n"
+          "costs one launch per GPU; single-process (nccl-tests -g N) launches on every\n"
+          "GPU from one thread, N launches (efficiency.launch each) per iteration.\n"
           "--validate compares the model (calibration files ignored) with published\n"
           "measurements and prints per-row errors and a summary; --markdown for docs.\n",
           out);
@@ -118,6 +126,11 @@ static const char *algo_name_i(int i)
     return algo_name((enum coll_algo)i);
 }
 
+static const char *launch_name_i(int i)
+{
+    return coll_launch_name(i);
+}
+
 static const char *proto_name_i(int i)
 {
     return proto_name((enum coll_proto)i);
@@ -139,13 +152,15 @@ static int parse_args(int argc, char **argv, struct opts *o)
     o->max_bytes = 8.0 * 1024 * 1024 * 1024;
     o->factor = 2;
     o->calibration = true;
+    o->launch = LAUNCH_PER_RANK;
+    o->iters = 20; /* nccl-tests src/common.cu: static int iters = 20 */
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        bool takes = strcmp(a, "--hardware") == 0 || strcmp(a, "--op") == 0 ||
-                     strcmp(a, "--gpus") == 0 || strcmp(a, "--nodes") == 0 ||
-                     strcmp(a, "--sizes") == 0 || strcmp(a, "--factor") == 0 ||
-                     strcmp(a, "--algo") == 0 || strcmp(a, "--proto") == 0 ||
-                     strcmp(a, "--plot") == 0 || strcmp(a, "--validate") == 0;
+        bool takes =
+            strcmp(a, "--hardware") == 0 || strcmp(a, "--op") == 0 || strcmp(a, "--gpus") == 0 ||
+            strcmp(a, "--nodes") == 0 || strcmp(a, "--sizes") == 0 || strcmp(a, "--factor") == 0 ||
+            strcmp(a, "--algo") == 0 || strcmp(a, "--proto") == 0 || strcmp(a, "--plot") == 0 ||
+            strcmp(a, "--validate") == 0 || strcmp(a, "--launch") == 0 || strcmp(a, "--iters") == 0;
         if (takes && !val) {
             fprintf(stderr, "simtrain collective: error: '%s' needs a value\n", a);
             return -1;
@@ -168,6 +183,16 @@ static int parse_args(int argc, char **argv, struct opts *o)
             if (parse_enum(val, proto_name_i, PROTO_COUNT, &v))
                 return bad_value(a, val);
             o->nccl.proto = (enum coll_proto)v;
+        } else if (strcmp(a, "--launch") == 0) {
+            if (parse_enum(val, launch_name_i, LAUNCH_COUNT, &v))
+                return bad_value(a, val);
+            o->launch = (enum coll_launch)v;
+        } else if (strcmp(a, "--iters") == 0) {
+            char *end;
+            long n = strtol(val, &end, 10);
+            if (*end || n < 1 || n > 1000000000)
+                return bad_value(a, val);
+            o->iters = (int)n;
         } else if (strcmp(a, "--gpus") == 0) {
             char *end;
             long n = strtol(val, &end, 10);
@@ -285,6 +310,11 @@ static void print_header(const struct hardware *hw, const struct opts *o,
         fprintf(out, ", NVLS %d heads x %.1f/%.1f", m.nvls.nchannels, m.nvls.bw_intra,
                 m.nvls.bw_inter);
     fprintf(out, " (per channel, NCCL units)\n");
+    fprintf(out,
+            "# harness: %s, %d timed iterations, %.2f us launch per GPU per iteration%s "
+            "(* = the host's launches set the pace)\n",
+            coll_launch_name(o->launch), o->iters, (double)hw->eff.launch / 1e3,
+            o->launch == LAUNCH_SINGLE_PROCESS ? " x all GPUs from one thread" : "");
     if (hw->ncoll_cal > 0)
         fprintf(out, "# calibration: %s\n",
                 o->calibration ? "used where it matches" : "ignored (--no-calibration)");
@@ -327,7 +357,7 @@ static int run_table(const struct opts *o)
     struct topo *t;
     double s, *xs = NULL, *ys = NULL;
     size_t cap_x = 0, cap_y = 0;
-    int n = 0, rc = 0, nx = 0, last;
+    int n = 0, rc = 0, nx = 0, last, host_gpus;
 
     if (!hw)
         return 1;
@@ -356,18 +386,23 @@ static int run_table(const struct opts *o)
     t = cmd_collective_place(
         &use, o->gpus > 0 ? o->gpus : (use.gpus_per_node > 0 ? use.gpus_per_node : 1), o->nodes, &g,
         &last);
+    /* single-process: one thread launches on every GPU of the node it runs on */
+    host_gpus = o->launch == LAUNCH_SINGLE_PROCESS ? g.ppn : 1;
     print_header(&use, o, &g, t, last, stdout);
     for (s = o->min_bytes; s <= o->max_bytes * (1 + 1e-9); s = ceil(s * o->factor)) {
         struct coll_cost c;
         double sec, algbw, busbw;
+        sim_time gpu;
 
         coll_estimate(&use, &o->nccl, &g, o->op, s, &c);
-        sec = (double)coll_time(&c) / NS_PER_S;
+        gpu = coll_time(&c);
+        sec = (double)coll_bench_time(gpu, use.eff.launch, host_gpus, o->iters) / NS_PER_S;
         algbw = sec > 0 ? s / sec / 1e9 : 0;
         busbw = algbw * coll_bus_factor(o->op, g.nranks);
-        printf("  %12.0f %14.0f %10s %12.2f %12.2f %12.2f  %s/%s\n", s,
+        printf("  %12.0f %14.0f %10s %12.2f %12.2f %12.2f  %s/%s%s\n", s,
                elements(o->op, s, g.nranks), "float", sec * 1e6, algbw, busbw,
-               c.algo == ALGO_AUTO ? "p2p" : algo_name(c.algo), proto_name(c.proto));
+               c.algo == ALGO_AUTO ? "p2p" : algo_name(c.algo), proto_name(c.proto),
+               (sim_time)host_gpus * use.eff.launch > gpu ? "*" : "");
         VEC_PUSH(xs, nx, cap_x, s);
         VEC_PUSH(ys, n, cap_y, busbw);
     }

@@ -25,13 +25,14 @@ struct vrow {
     double bytes;
     bool algbw;         /* the figure is algbw (else busbw) */
     double lo, hi;      /* measured value or range, GB/s */
-    int harness_gpus;   /* GPUs driven by one nccl-tests process (-g N), else 0 */
+    int harness_gpus;   /* GPUs driven by one nccl-tests thread (-g N), else 1 */
+    int iters;          /* timed iterations (-n N in the notes; nccl-tests' default 20) */
     const char *skip;   /* why the row is not evaluated */
     double pred;        /* GB/s */
     double err;         /* signed relative error */
     enum coll_algo ran; /* what the model ran */
     enum coll_proto ran_proto;
-    bool floored; /* the harness launch floor decided the time */
+    bool floored; /* the host's launches set the pace (nccl-tests timing loop) */
 };
 
 static const char *stem_for(const char *gpu)
@@ -68,6 +69,19 @@ static void short_source(const char *src, char *out, size_t n)
     snprintf(out, n, "%.*s", (int)len, src);
 }
 
+/*
+ * How nccl-tests ran, from the command line quoted in the notes: "-g N" (one
+ * thread drives N GPUs, LAUNCH_SINGLE_PROCESS) and "-n N" (timed iterations).
+ * Without them, nccl-tests' defaults: one GPU per thread, 20 iterations.
+ */
+static void harness_args(const char *notes, struct vrow *v)
+{
+    const char *g = strstr(notes, " -g "), *n = strstr(notes, " -n ");
+
+    v->harness_gpus = g && atoi(g + 4) > 0 ? atoi(g + 4) : 1;
+    v->iters = n && atoi(n + 4) > 0 ? atoi(n + 4) : 20;
+}
+
 /* Fill a row from the CSV; sets skip when the row is not a collective benchmark we model. */
 static void read_vrow(const struct csv_table *tab, int r, struct vrow *v)
 {
@@ -89,8 +103,7 @@ static void read_vrow(const struct csv_table *tab, int r, struct vrow *v)
         v->algo = ALGO_NVLS; /* the source ran NCCL_ALGO=NVLS (see notes) */
     else if (strcmp(algo, "Ring") == 0)
         v->algo = ALGO_RING;
-    if (strstr(F("notes"), "-g 8"))
-        v->harness_gpus = 8;
+    harness_args(F("notes"), v);
     v->lo = strtod(val, &end);
     v->hi = *end == '-' ? strtod(end + 1, NULL) : v->lo;
     v->algbw = strstr(metric, "algbw") != NULL;
@@ -119,6 +132,7 @@ static double predict(const struct hardware *hw0, struct vrow *v)
     struct coll_cost c;
     struct topo *t;
     double sec, algbw;
+    sim_time gpu;
     int last;
 
     hw.ncoll_cal = 0; /* the model alone: calibrations come from these very figures */
@@ -128,12 +142,9 @@ static double predict(const struct hardware *hw0, struct vrow *v)
     coll_estimate(&hw, &cfg, &g, v->op, v->bytes, &c);
     v->ran = c.algo;
     v->ran_proto = c.proto;
-    sec = (double)coll_time(&c) / NS_PER_S;
-    if (v->harness_gpus > 0) { /* one host thread launches on every GPU, each iteration */
-        double launch = hw.eff.launch > 0 ? (double)hw.eff.launch / NS_PER_S : 4e-6;
-        v->floored = v->harness_gpus * launch > sec;
-        sec = MAX(sec, v->harness_gpus * launch);
-    }
+    gpu = coll_time(&c);
+    sec = (double)coll_bench_time(gpu, hw.eff.launch, v->harness_gpus, v->iters) / NS_PER_S;
+    v->floored = (sim_time)v->harness_gpus * hw.eff.launch > gpu;
     algbw = v->bytes / sec / 1e9;
     return v->algbw ? algbw : algbw * coll_bus_factor(v->op, g.nranks);
 }
@@ -251,8 +262,9 @@ int cmd_collective_validate(const char *path, bool markdown)
                "|---|---|---|---|---|---|---|---|---|---|---|\n");
     } else {
         printf("# simtrain collective --validate %s: the model alone (calibration ignored);\n"
-               "# rows run with nccl-tests -g 8 include its launch floor (8 x launch),\n"
-               "# * = the floor decided\n",
+               "# times as nccl-tests measures them: -n iterations enqueued back to back,\n"
+               "# host launches (1 per GPU, or N per thread with -g N) overlapping the GPUs;\n"
+               "# * = the host's launches set the pace\n",
                path);
         printf("%5s %-28s %-13s %-10s %3s %11s %-5s %-16s %10s %10s  %8s\n", "line", "source",
                "hardware", "op", "n", "size(B)", "algo", "model ran", "measured", "model", "error");

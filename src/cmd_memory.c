@@ -126,7 +126,10 @@ static void explain(const struct scenario *s, int cat, const struct layer_cost *
         snprintf(buf, n, "gradient buckets and collective staging");
         break;
     case MC_WORKSPACE:
-        snprintf(buf, n, "transient kernel buffers");
+        if (s->train.finetune == FT_QLORA)
+            snprintf(buf, n, "bf16 copy of one NF4 weight, dequantized per GEMM");
+        else
+            snprintf(buf, n, "transient kernel buffers");
         break;
     case MC_OVERHEAD:
         snprintf(buf, n, "CUDA context, NCCL, allocator reserve (estimate)");

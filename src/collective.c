@@ -52,6 +52,21 @@ sim_time coll_time(const struct coll_cost *c)
     return c->latency + ns_from_s(s);
 }
 
+const char *coll_launch_name(int launch)
+{
+    static const char *const names[LAUNCH_COUNT] = { "per-rank", "single-process" };
+    return launch >= 0 && launch < LAUNCH_COUNT ? names[launch] : "?";
+}
+
+sim_time coll_bench_time(sim_time gpu, sim_time launch, int host_gpus, int iters)
+{
+    sim_time host = (sim_time)MAX(host_gpus, 1) * MAX(launch, 0);
+    sim_time slow = MAX(host, gpu), fast = MIN(host, gpu);
+
+    assert(iters >= 1);
+    return slow + (fast + iters - 1) / iters; /* ns, the amortized part rounded up */
+}
+
 /* ---- placement facts ------------------------------------------------------ */
 
 struct place {

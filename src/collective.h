@@ -69,6 +69,33 @@ void coll_estimate(const struct hardware *hw, const struct nccl_cfg *cfg,
 sim_time coll_time(const struct coll_cost *c);
 
 /*
+ * How a benchmark drives the GPUs (nccl-tests src/common.cu): one host thread
+ * per GPU (mpirun -np N, or -t N; nccl-tests' default -g 1, and what a
+ * training job does), or one thread driving every GPU of the communicator
+ * through one ncclGroupStart/End (-g N, "single process").
+ */
+enum coll_launch {
+    LAUNCH_PER_RANK,
+    LAUNCH_SINGLE_PROCESS,
+    LAUNCH_COUNT
+};
+
+/* "per-rank", "single-process". */
+const char *coll_launch_name(int launch);
+
+/*
+ * Time per iteration that nccl-tests reports for a collective taking `gpu` ns
+ * on the GPUs (coll_time()), when one host thread issues it on `host_gpus`
+ * GPUs at `launch` ns of host work each, `iters` iterations timed (-n).
+ * BenchTime() (nccl-tests src/common.cu) starts a wall-clock timer, enqueues
+ * the iterations back to back without waiting, then synchronizes the streams,
+ * so host enqueue (h = host_gpus x launch per iteration) and GPU work overlap
+ * and the slower sets the pace; the faster shows once, at one end:
+ * max(h, gpu) + min(h, gpu) / iters. Pure.
+ */
+sim_time coll_bench_time(sim_time gpu, sim_time launch, int host_gpus, int iters);
+
+/*
  * nccl-tests bus bandwidth factor (doc/PERFORMANCE.md): all-reduce
  * 2(n-1)/n; reduce-scatter, all-gather and all-to-all (n-1)/n; broadcast,
  * reduce and send/recv 1.

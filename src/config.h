@@ -308,16 +308,26 @@ struct parallelism {
     enum pp_schedule schedule;
     enum sharding sharding;
     enum framework framework;
-    int order[DIM_COUNT];   /* placement, innermost (fastest-varying rank) first */
-    int first_stage_layers; /* layers on the first pipeline stage, 0 = even split */
-    int last_stage_layers;  /* layers on the last pipeline stage, 0 = even split */
-    bool tp_comm_overlap;   /* overlap TP communication with compute */
+    int order[DIM_COUNT];    /* placement, innermost (fastest-varying rank) first */
+    int first_stage_layers;  /* layers on the first pipeline stage, 0 = even split */
+    int last_stage_layers;   /* layers on the last pipeline stage, 0 = even split */
+    bool tp_comm_overlap;    /* overlap TP communication with compute */
+    bool tp_async_allreduce; /* backward input-gradient all-reduce overlaps the weight gradient */
+};
+
+/* Which data-parallel wrapper reduces the gradients (Megatron-LM's --DDP-impl local | torch). */
+enum ddp_impl {
+    DDP_IMPL_AUTO, /* the framework's own: Megatron's for megatron, else PyTorch's */
+    DDP_IMPL_MEGATRON,
+    DDP_IMPL_PYTORCH
 };
 
 struct ddp_cfg {
     double bucket_bytes;       /* PyTorch bucket_cap_mb (25 MB) */
     double first_bucket_bytes; /* PyTorch _DEFAULT_FIRST_BUCKET_BYTES (1 MB) */
     bool overlap;              /* all-reduce buckets during backward */
+    bool grad_accum_fusion;    /* Megatron: weight-gradient GEMMs accumulate into main_grad */
+    enum ddp_impl impl;        /* DDP wrapper (Megatron --DDP-impl) */
 };
 
 /* DeepSpeed ZeRO knobs, DeepSpeed's names; sizes in elements as DeepSpeed counts. */

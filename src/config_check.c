@@ -59,9 +59,12 @@ void scenario_defaults(struct scenario *s)
     s->description = "";
 }
 
-/* Does Megatron-LM run this layout? (strategy/dp.c dp_framework(), without the ZeRO cases) */
-static bool megatron_framework(const struct parallelism *p)
+/* Does Megatron-LM's DDP reduce the gradients? (strategy/dp.c dp_megatron_ddp(), without the
+ * ZeRO cases) */
+static bool megatron_framework(const struct parallelism *p, enum ddp_impl impl)
 {
+    if (impl != DDP_IMPL_AUTO)
+        return impl == DDP_IMPL_MEGATRON;
     if (p->framework != FW_AUTO)
         return p->framework == FW_MEGATRON;
     return p->tp > 1 || p->pp > 1 || p->cp > 1 || p->ep > 1;
@@ -89,7 +92,7 @@ void cfg_derive_defaults(struct scenario *s, unsigned given)
      * dp_framework() does (strategy/dp.c).
      */
     if (!(given & GIVEN_DDP_OVERLAP))
-        s->ddp.overlap = !megatron_framework(&s->par);
+        s->ddp.overlap = !megatron_framework(&s->par, s->ddp.impl);
 }
 
 /* ---- model --------------------------------------------------------------------------------- */
@@ -357,6 +360,13 @@ static int check_batch(struct scenario *s, struct cfg_error *err)
     /* Megatron arguments.py: TP communication overlap needs sequence parallelism. */
     if (p->tp_comm_overlap && !p->sequence_parallel)
         return fail(err, "parallelism.tp_comm_overlap", "tp_comm_overlap needs sequence_parallel");
+    /* Megatron's distributed optimizer (zero1) works on its own DDP's gradient buffer. */
+    if (s->ddp.impl == DDP_IMPL_PYTORCH && p->sharding != SHARD_NONE)
+        return fail(err, "ddp.impl", "ddp.impl pytorch reduces unsharded gradients; sharding is %s",
+                    sharding_name(p->sharding));
+    if (s->ddp.impl == DDP_IMPL_MEGATRON && p->sharding != SHARD_NONE && p->sharding != SHARD_ZERO1)
+        return fail(err, "ddp.impl", "ddp.impl megatron runs with sharding none or zero1, not %s",
+                    sharding_name(p->sharding));
     if (m->pos == POS_LEARNED && m->max_seq > 0 && t->seq_len > m->max_seq)
         return fail(err, "training.seq_len",
                     "seq_len (%d) exceeds the workload's max_seq (%d) for learned positions",

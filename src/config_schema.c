@@ -113,6 +113,12 @@ static const struct enum_name framework_names[] = {
     { "pytorch", FW_PYTORCH },
     { NULL, 0 },
 };
+static const struct enum_name ddp_impl_names[] = {
+    { "auto", DDP_IMPL_AUTO },
+    { "megatron", DDP_IMPL_MEGATRON },
+    { "pytorch", DDP_IMPL_PYTORCH },
+    { NULL, 0 },
+};
 static const struct enum_name prefetch_names[] = {
     { "backward_pre", BWD_PREFETCH_PRE },
     { "backward_post", BWD_PREFETCH_POST },
@@ -487,6 +493,12 @@ static const struct field parallelism_rows[] = {
       .doc = "layers on the last pipeline stage; 0 = even split" },
     { BOOL("tp_comm_overlap", struct parallelism, tp_comm_overlap, "false"),
       .doc = "overlap TP communication with compute" },
+    /* Megatron-LM async_tensor_model_parallel_allreduce (on since late 2021; off with
+     * --no-async-tensor-model-parallel-allreduce): the column-parallel GEMM's input-gradient
+     * all-reduce runs alongside its weight gradient (layer.c). Sequence parallelism always
+     * overlaps its reduce-scatter. */
+    { BOOL("tp_async_allreduce", struct parallelism, tp_async_allreduce, "true"),
+      .doc = "backward TP all-reduce of the input gradient overlaps the weight gradient" },
 };
 static const struct section parallelism_section = SECTION("parallelism", parallelism_rows, 0);
 
@@ -501,6 +513,18 @@ static const struct field ddp_rows[] = {
      * distributed_data_parallel_config.py]); PyTorch DDP always overlaps. */
     { BOOL("overlap", struct ddp_cfg, overlap, "true"), .given = GIVEN_DDP_OVERLAP,
       .def_doc = "false for megatron, else true", .doc = "all-reduce buckets during backward" },
+    /* Megatron-LM --gradient-accumulation-fusion (on by default; apex
+     * fused_weight_gradient_mlp_cuda): the weight-gradient GEMM adds into the
+     * main_grad buffer. Without it DistributedDataParallel's param_hook runs
+     * main_grad.add_(param.grad) for every parameter each micro-batch
+     * (megatron/model/distributed.py), as in Megatron-LM before late 2021. */
+    { BOOL("grad_accum_fusion", struct ddp_cfg, grad_accum_fusion, "true"),
+      .doc = "megatron: weight-gradient GEMMs accumulate into main_grad (no separate add)" },
+    /* Megatron-LM --DDP-impl {local, torch} (megatron/arguments.py of 2021): its own
+     * contiguous-buffer DDP (ddp.c) or torch.nn.parallel.DistributedDataParallel; the
+     * NAR21 Table 1 scripts (examples/sc21/run_table_1.sh) use torch when pp = 1. */
+    { ENUM("impl", struct ddp_cfg, impl, ddp_impl_names, "auto"),
+      .doc = "gradient reduction wrapper: auto (the framework's), megatron, pytorch" },
 };
 static const struct section ddp_section = SECTION("ddp", ddp_rows, 0);
 

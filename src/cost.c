@@ -111,3 +111,18 @@ sim_time cost_flash_attention(const struct gpu_spec *gpu, const struct efficienc
 {
     return attention_time(gpu, eff, dt, eff->attn_flash * cost_attn_impl_speed(impl), flops, bytes);
 }
+
+sim_time cost_attn_impl_bwd_extra(const struct gpu_spec *gpu, const struct efficiency *eff,
+                                  enum attn_impl impl, double q_elems, double qkv_elems, double p)
+{
+    if (impl != ATTN_IMPL_TRITON || q_elems <= 0)
+        return 0;
+    /* _bwd_preprocess_do_o_dot: delta = rowsum(O * dO), reads both. */
+    return cost_membound(gpu, eff, 2 * p * q_elems) +
+           /* init_to_zero('DQ') pre-hook of the autotuned _bwd_kernel: fp32 dq_accum */
+           cost_membound(gpu, eff, 4 * q_elems) +
+           /* dq.copy_(dq_accum): read fp32, write 16-bit */
+           cost_membound(gpu, eff, (4 + p) * q_elems) +
+           /* split_with_sizes_backward: torch.cat(dq, dk, dv) into d(Wqkv output) */
+           cost_membound(gpu, eff, 2 * p * qkv_elems);
+}

@@ -53,6 +53,20 @@ sim_time cost_attention(const struct gpu_spec *gpu, const struct efficiency *eff
  */
 double cost_attn_impl_speed(enum attn_impl impl);
 
+/*
+ * Memory-bound work around the backward kernel of FlashAttention `impl`,
+ * beyond its math (0 for the CUDA kernels, which write dq, dk, dv in place).
+ * Triton (llm-foundry flash_attn_triton.py _flash_attn_backward, called by
+ * MPT's triton_flash_attn_fn with q, k, v split from one Wqkv output): the
+ * preprocess kernel reading O and dO, the fp32 dq accumulator zeroed by the
+ * autotuner's pre-hook and copied to dq, and the cat of dq, dk, dv into the
+ * Wqkv output gradient (split_with_sizes backward). `q_elems` elements of Q
+ * (tokens x heads x head_dim per rank), `qkv_elems` of Q, K and V together,
+ * `p` bytes per activation element.
+ */
+sim_time cost_attn_impl_bwd_extra(const struct gpu_spec *gpu, const struct efficiency *eff,
+                                  enum attn_impl impl, double q_elems, double qkv_elems, double p);
+
 /* cost_attention() for fused attention run by kernels `impl`. */
 sim_time cost_flash_attention(const struct gpu_spec *gpu, const struct efficiency *eff,
                               enum dtype dt, enum attn_impl impl, double flops, double bytes);

@@ -6,6 +6,12 @@
  *
  * Events carry a handler, a context pointer and one 64-bit payload. Cancel
  * by generation counters in the payload, never by searching the heap.
+ *
+ * The simulator keeps few events queued (about six for a symmetric run, one
+ * or two per simulated stream), so the queue is a ring kept sorted by
+ * insertion while it holds up to ENGINE_RING_MAX events (a new event is
+ * usually the latest: one comparison; the earliest leaves from the head), and
+ * a 4-ary heap beyond (--ranks all). Both give the same (t, seq) order.
  */
 #ifndef SIMTRAIN_ENGINE_H
 #define SIMTRAIN_ENGINE_H
@@ -26,8 +32,10 @@ struct event {
 };
 
 struct engine {
-    struct event *heap; /* 4-ary min-heap on (t, seq) */
-    size_t n, cap;      /* events queued, slots allocated */
+    struct event *heap; /* the queue: a sorted ring while small, else a 4-ary min-heap */
+    size_t n, cap;      /* events queued, slots allocated (a power of two) */
+    size_t head;        /* ring: slot of the earliest event */
+    int ring;           /* 1: heap[] is a ring sorted on (t, seq); 0: a heap from slot 0 */
     uint64_t seq;       /* next insertion sequence number */
     sim_time now;       /* time of the event being run, ns */
     uint64_t fired;     /* events run so far */

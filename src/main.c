@@ -196,6 +196,19 @@ static const struct subcommand subcommands[] = {
     { "sweep", cmd_sweep },       { "plan", cmd_plan },
 };
 
+/*
+ * A report that could not be written (full disk, closed pipe) must not exit 0: flush
+ * standard output and turn a write error into exit status 1.
+ */
+static int finish(int rc)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "simtrain: error: cannot write to standard output\n");
+        return rc ? rc : 1;
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     size_t i;
@@ -206,14 +219,14 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         usage(stdout);
-        return 0;
+        return finish(0);
     }
     if (strcmp(argv[1], "--version") == 0) {
         printf("simtrain %s\n", SIMTRAIN_VERSION_STRING);
-        return 0;
+        return finish(0);
     }
     for (i = 0; i < ARRAY_LEN(subcommands); i++)
         if (strcmp(argv[1], subcommands[i].name) == 0)
-            return subcommands[i].fn(argc - 1, argv + 1) & 0xff;
-    return cmd_run(argc, argv);
+            return finish(subcommands[i].fn(argc - 1, argv + 1) & 0xff);
+    return finish(cmd_run(argc, argv));
 }

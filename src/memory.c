@@ -352,6 +352,20 @@ static void on_device(const struct scenario *s, const struct shard_factors *f,
         out->optim = INFINITY;
 }
 
+double memory_dequant_bytes(const struct scenario *s)
+{
+    const struct model *m = &s->model;
+    double h = m->hidden, d = m->head_dim, tp = s->par.tp;
+    double qkv = h * (m->heads * d + 2.0 * m->kv_heads * d);
+    double f =
+        m->moe.experts > 0 && m->moe.ffn_hidden > m->ffn_hidden ? m->moe.ffn_hidden : m->ffn_hidden;
+    double widest = qkv > h * f ? qkv : h * f;
+
+    if (s->train.finetune != FT_QLORA)
+        return 0;
+    return widest / tp * compute_param_bytes(s);
+}
+
 void memory_emit_model_states(struct build *b, const struct shard_factors *f)
 {
     struct param_roles r;
@@ -362,12 +376,15 @@ void memory_emit_model_states(struct build *b, const struct shard_factors *f)
     memory_build_roles(b, &r);
     memory_model_states(b->s, &r, &d, bytes);
     emit_categories(b, bytes);
+    if (!isinf(d.params))
+        memory_emit_static(b, MC_WORKSPACE, memory_dequant_bytes(b->s),
+                           "QLoRA dequantized weight (bf16 copy of one NF4 projection)");
 }
 
 double memory_ddp_bucket_bytes(const struct scenario *s, double grad_bytes)
 {
-    /* the framework ddp.c runs: `auto` is Megatron for any model parallelism, cp and ep too */
-    bool megatron = dp_framework(s) == FW_MEGATRON;
+    /* the DDP ddp.c runs: `auto` is Megatron's for any model parallelism, cp and ep too */
+    bool megatron = dp_megatron_ddp(s);
 
     if (megatron || (double)s->par.dp * s->par.cp <= 1)
         return 0;

@@ -147,8 +147,21 @@ double memory_host_bytes(const struct scenario *s, const struct param_roles *r);
 double memory_optimizer_traffic(const struct scenario *s);
 
 /*
+ * QLoRA's dequantization buffer per rank, bytes (0 unless QLoRA): bitsandbytes
+ * 0.41.1 MatMul4Bit (autograd/_functions.py) runs every base GEMM, forward
+ * and backward, as `linear(A, dequantize_4bit(B, state).to(A.dtype).t())`:
+ * a full 16-bit copy of the NF4 weight lives for the duration of the GEMM.
+ * One such copy of the widest projection (the fused QKV weight h x (q + 2 kv)
+ * or an MLP matrix h x f, per tp rank) is alive whenever a quantized GEMM
+ * runs, the moment of the peak included (the start of backward); it is
+ * counted as a static workspace.
+ */
+double memory_dequant_bytes(const struct scenario *s);
+
+/*
  * Allocate at time zero the model states of every unit of `b` (MC_PARAMS,
- * MC_MASTER, MC_GRADS, MC_OPTIM), per memory_model_states(). Categories the
+ * MC_MASTER, MC_GRADS, MC_OPTIM), per memory_model_states(), and QLoRA's
+ * dequantization buffer (MC_WORKSPACE, memory_dequant_bytes()). Categories the
  * scenario's offload or paged optimizer keeps on the host are not allocated
  * on the GPU, whatever divisors `f` gives.
  */

@@ -13,10 +13,34 @@ struct prog *prog_new(const char *role)
     return p;
 }
 
+static void seg_release(struct prog_seg *g)
+{
+    free(g->tasks);
+    free(g->lslot);
+    free(g->lfmt);
+    free(g->larg);
+    free(g->lid);
+    free(g->e);
+}
+
+static void segs_free(struct prog *p)
+{
+    int i;
+
+    for (i = 0; i < p->nsegs; i++) {
+        seg_release(&p->segs[i]);
+    }
+    free(p->segs);
+    p->segs = NULL;
+    p->nsegs = 0;
+    p->cap_segs = 0;
+}
+
 void prog_free(struct prog *p)
 {
     if (!p)
         return;
+    segs_free(p);
     free(p->labels);
     free(p->label_hash);
     free(p->tasks);
@@ -139,36 +163,228 @@ void prog_label_text(const struct prog *p, int id, char *buf, size_t n)
 
 /*
  * Counting sort of the edge list into per-task predecessor and successor
- * arrays (prog_dep() counted each task's edges).
+ * arrays (prog_dep() counted each task's edges), each in the order of the edges.
  */
 void prog_seal(struct prog *p)
 {
-    int32_t *pos;
+    int32_t np = 0, ns = 0;
     int i;
 
     assert(!p->sealed);
     p->preds = xmalloc(sizeof(int32_t) * (size_t)(p->nedges ? p->nedges : 1));
     p->succs = xmalloc(sizeof(int32_t) * (size_t)(p->nedges ? p->nedges : 1));
     p->npreds = p->nedges;
-    {
-        int32_t np = 0, ns = 0;
-        for (i = 0; i < p->ntasks; i++) {
-            p->tasks[i].pred0 = np;
-            p->tasks[i].succ0 = ns;
-            np += p->tasks[i].npred;
-            ns += p->tasks[i].nsucc;
-        }
+    /* each list's end, then filled backwards from it over the edges in reverse: in edge order */
+    for (i = 0; i < p->ntasks; i++) {
+        np += p->tasks[i].npred;
+        ns += p->tasks[i].nsucc;
+        p->tasks[i].pred0 = np;
+        p->tasks[i].succ0 = ns;
     }
-    pos = xcalloc((size_t)p->ntasks + 1, 2 * sizeof(int32_t));
-    for (i = 0; i < p->nedges; i++) {
+    for (i = p->nedges - 1; i >= 0; i--) {
         int32_t from = p->edges[i].from, to = p->edges[i].to;
-        p->preds[p->tasks[to].pred0 + pos[2 * to]++] = from;
-        p->succs[p->tasks[from].succ0 + pos[2 * from + 1]++] = to;
+        p->preds[--p->tasks[to].pred0] = from;
+        p->succs[--p->tasks[from].succ0] = to;
     }
-    free(pos);
     free(p->edges);
     p->edges = NULL;
+    segs_free(p);
     p->sealed = 1;
+}
+
+/* ---- stamping ------------------------------------------------------------------------------ */
+
+static int seg_index(const struct prog *p, uint64_t key)
+{
+    int i;
+
+    for (i = 0; i < p->nsegs; i++)
+        if (p->segs[i].key == key)
+            return i;
+    return -1;
+}
+
+/* Off only in tests, which compare stamped programs with freshly emitted ones. */
+static bool stamping = true;
+
+void prog_set_stamping(bool on)
+{
+    stamping = on;
+}
+
+int prog_seg_find(const struct prog *p, uint64_t key)
+{
+    int i;
+
+    if (!stamping)
+        return -1;
+    i = seg_index(p, key);
+
+    return i >= 0 && p->segs[i].ok ? i : -1;
+}
+
+void prog_seg_begin(struct prog *p, uint64_t key, const int ext[PROG_SEG_EXT], int arg, int mb)
+{
+    int i = seg_index(p, key), k;
+    struct prog_seg *g;
+
+    assert(!p->sealed && p->rec_seg == 0);
+    if (i < 0) {
+        grow_array((void **)&p->segs, &p->cap_segs, (size_t)p->nsegs + 1, sizeof(*p->segs));
+        i = p->nsegs++;
+        memset(&p->segs[i], 0, sizeof(p->segs[i]));
+        p->segs[i].key = key;
+    }
+    g = &p->segs[i];
+    for (k = 0; k < PROG_SEG_EXT; k++)
+        g->ext[k] = ext[k];
+    g->arg = arg;
+    g->mb = mb;
+    p->rec_seg = i + 1;
+    p->rec_t0 = p->ntasks;
+    p->rec_e0 = p->nedges;
+}
+
+/* A task index of the recording as the segment stores it; false when outside it and ext. */
+static bool seg_encode(const struct prog_seg *g, int t0, int t, int *code)
+{
+    int k;
+
+    if (t < 0) {
+        *code = INT32_MIN;
+        return true;
+    }
+    if (t >= t0) {
+        *code = t - t0;
+        return true;
+    }
+    for (k = 0; k < PROG_SEG_EXT; k++)
+        if (g->ext[k] >= 0 && g->ext[k] == t) {
+            *code = -1 - k;
+            return true;
+        }
+    return false;
+}
+
+static int seg_decode(int code, int t0, const int ext[PROG_SEG_EXT])
+{
+    if (code == INT32_MIN)
+        return -1;
+    return code >= 0 ? t0 + code : ext[-1 - code];
+}
+
+void prog_seg_end(struct prog *p, const int *out, int nout, int aux)
+{
+    struct prog_seg *g;
+    int t0 = p->rec_t0, n, i;
+
+    assert(p->rec_seg > 0 && nout <= PROG_SEG_OUT);
+    g = &p->segs[p->rec_seg - 1];
+    p->rec_seg = 0;
+    n = p->ntasks - t0;
+    seg_release(g);
+    g->ntasks = n;
+    g->tasks = xmalloc(sizeof(*g->tasks) * (size_t)(n ? n : 1));
+    g->lslot = xmalloc(sizeof(*g->lslot) * (size_t)(n ? n : 1));
+    g->lfmt = xmalloc(sizeof(*g->lfmt) * (size_t)(n ? n : 1));
+    g->larg = xmalloc(sizeof(*g->larg) * (size_t)(n ? n : 1));
+    g->lid = NULL;
+    g->lid_rows = 0;
+    g->nlab = 0;
+    g->ok = true;
+    for (i = 0; i < n; i++) {
+        const struct task *t = &p->tasks[t0 + i];
+        const struct prog_label *l = &p->labels[t->label];
+        int32_t arg = l->arg == g->arg ? INT32_MIN : l->arg;
+        int k;
+        g->tasks[i] = *t;
+        g->tasks[i].npred = g->tasks[i].nsucc = 0;
+        for (k = 0; k < g->nlab; k++)
+            if (g->lfmt[k] == l->fmt && g->larg[k] == arg)
+                break;
+        if (k == g->nlab) {
+            g->lfmt[k] = l->fmt;
+            g->larg[k] = arg;
+            g->nlab++;
+        }
+        g->lslot[i] = k;
+    }
+    g->nedges = p->nedges - p->rec_e0;
+    g->e = xmalloc(sizeof(*g->e) * (size_t)(g->nedges ? g->nedges : 1));
+    for (i = 0; i < g->nedges; i++) {
+        const struct prog_edge *e = &p->edges[p->rec_e0 + i];
+        g->ok = g->ok && e->to >= t0 && seg_encode(g, t0, e->from, &g->e[i].from);
+        g->e[i].to = e->to - t0;
+    }
+    for (i = 0; i < nout; i++)
+        g->ok = g->ok && seg_encode(g, t0, out[i], &g->out[i]);
+    g->aux = aux;
+}
+
+#define SEG_LID_ROWS 4096 /* stamp arguments (layer numbers) whose label indices are kept */
+
+/*
+ * The label indices of segment g's labels under stamp argument `arg`. The recorded calls
+ * interned the labels in task order: interning the distinct ones in order of first use
+ * assigns the same indices. Once interned they are kept, per argument.
+ */
+static const int32_t *seg_labels(struct prog *p, struct prog_seg *g, int arg)
+{
+    int w = g->nlab + 1, i;
+    int32_t *row;
+
+    if (!g->lid || (arg >= g->lid_rows && arg < SEG_LID_ROWS)) {
+        int from = g->lid ? g->lid_rows : 0, rows = g->lid_rows;
+        if (arg >= rows && arg < SEG_LID_ROWS)
+            rows = MIN(MAX(arg + 1, 2 * rows), SEG_LID_ROWS);
+        g->lid = xrealloc(g->lid, sizeof(*g->lid) * (size_t)(rows + 1) * (size_t)w);
+        for (i = from * w; i < (rows + 1) * w; i++)
+            g->lid[i] = INT32_MIN; /* not interned (the argument slot holds no argument) */
+        g->lid_rows = rows;
+    }
+    row = g->lid + (size_t)(arg >= 0 && arg < g->lid_rows ? arg : g->lid_rows) * (size_t)w;
+    if (row[g->nlab] == arg && arg != INT32_MIN)
+        return row;
+    for (i = 0; i < g->nlab; i++)
+        row[i] = prog_label(p, g->lfmt[i], g->larg[i] == INT32_MIN ? arg : g->larg[i]);
+    row[g->nlab] = arg;
+    return row;
+}
+
+int prog_seg_stamp(struct prog *p, int seg, const int ext[PROG_SEG_EXT], int arg, int mb, int *out,
+                   int nout)
+{
+    struct prog_seg *g = &p->segs[seg];
+    const int32_t *lid;
+    int t0 = p->ntasks, i;
+
+    assert(!p->sealed && g->ok && nout <= PROG_SEG_OUT);
+    assert((ext[0] < 0) == (g->ext[0] < 0) && (ext[1] < 0) == (g->ext[1] < 0) &&
+           (ext[0] == ext[1]) == (g->ext[0] == g->ext[1]) &&
+           "ext pattern differs from the recording");
+    grow_array((void **)&p->tasks, &p->cap_tasks, (size_t)(t0 + g->ntasks), sizeof(*p->tasks));
+    grow_array((void **)&p->edges, &p->cap_edges, (size_t)(p->nedges + g->nedges),
+               sizeof(*p->edges));
+    lid = seg_labels(p, g, arg);
+    for (i = 0; i < g->ntasks; i++) {
+        struct task *t = &p->tasks[t0 + i];
+        *t = g->tasks[i];
+        t->label = lid[g->lslot[i]];
+        if (t->mb == g->mb)
+            t->mb = mb;
+    }
+    p->ntasks += g->ntasks;
+    for (i = 0; i < g->nedges; i++) {
+        int from = seg_decode(g->e[i].from, t0, ext), to = t0 + g->e[i].to;
+        p->edges[p->nedges].from = from;
+        p->edges[p->nedges].to = to;
+        p->nedges++;
+        p->tasks[to].npred++;
+        p->tasks[from].nsucc++;
+    }
+    for (i = 0; i < nout; i++)
+        out[i] = seg_decode(g->out[i], t0, ext);
+    return g->aux;
 }
 
 static struct task task_init(int kind, int stream, int tcat, int label, int mb)

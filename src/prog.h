@@ -18,6 +18,7 @@
 #ifndef SIMTRAIN_PROG_H
 #define SIMTRAIN_PROG_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -144,6 +145,11 @@ struct prog {
         const char *fmt;
         int arg, id;
     } lcache[PROG_LCACHE];
+    struct prog_seg *segs; /* recorded segments for stamping (freed by prog_seal) */
+    int nsegs;
+    size_t cap_segs;
+    int rec_seg;        /* 1 + the segment being recorded, 0 = none */
+    int rec_t0, rec_e0; /* where its tasks and dependencies begin */
     int sealed;
 };
 
@@ -172,6 +178,66 @@ void prog_label_text(const struct prog *p, int id, char *buf, size_t n);
 
 /* Build dependency and successor lists; no tasks may be added afterwards. */
 void prog_seal(struct prog *p);
+
+/*
+ * Stamping. A builder emits the same pattern of tasks many times (a layer, per
+ * micro-batch and per layer): it records the pattern once as a segment and
+ * stamps copies of it, which adds exactly the tasks, labels and dependencies
+ * the same calls would have added, in the same order, at a fraction of the cost.
+ *
+ * prog_seg_begin() starts recording under `key` (unique per pattern); the tasks
+ * and dependencies added until prog_seg_end() form the segment. Every label of
+ * the segment whose argument is `arg`, and every task whose micro-batch is `mb`,
+ * take the stamp's values. The segment's tasks may depend only on each other and
+ * on the tasks in ext[0 .. PROG_SEG_EXT) (-1 = unused); otherwise it is not
+ * stampable and prog_seg_find() never returns it. prog_seg_end() also records
+ * `nout` task indices of the caller's results (in the segment, in ext, or -1)
+ * and an opaque `aux` value; prog_seg_stamp() returns them translated.
+ * Segments are freed by prog_seal().
+ */
+#define PROG_SEG_EXT 2
+#define PROG_SEG_OUT 3
+
+struct prog_seg {
+    uint64_t key;
+    bool ok;            /* stampable */
+    struct task *tasks; /* the recorded tasks, as added (dependency counts zero) */
+    int ntasks;         /* tasks recorded */
+    int32_t *lslot;     /* per task: its label, an index into lfmt / larg */
+    const char **lfmt;  /* distinct labels of the segment, in order of first use: format */
+    int32_t *larg;      /*   argument, or INT32_MIN for the stamp's */
+    int nlab;
+    int32_t *lid; /* label indices per stamp argument: rows of nlab + 1 (the argument last), */
+    int lid_rows; /*   row a for argument a in [0, lid_rows), row lid_rows for the others */
+    struct prog_edge *e; /* dependencies: from >= 0 in the segment, -1 - k for ext[k] */
+    int nedges;
+    int out[PROG_SEG_OUT]; /* results, encoded as e->from (INT32_MIN = -1) */
+    int aux;
+    int ext[PROG_SEG_EXT]; /* the recording's external tasks */
+    int arg, mb;           /* the recording's label argument and micro-batch */
+};
+
+/* The stampable segment recorded under `key`, or -1 (always -1 while stamping is off). */
+int prog_seg_find(const struct prog *p, uint64_t key);
+
+/* Turn stamping on (the default) or off process-wide: with it off every layer is emitted afresh,
+ * which tests use as the reference for stamped programs. */
+void prog_set_stamping(bool on);
+
+/* Start recording a segment under `key` (one at a time; see above). */
+void prog_seg_begin(struct prog *p, uint64_t key, const int ext[PROG_SEG_EXT], int arg, int mb);
+
+/* Stop recording; `out` (nout <= PROG_SEG_OUT task indices) and `aux` are the caller's results. */
+void prog_seg_end(struct prog *p, const int *out, int nout, int aux);
+
+/*
+ * Add a copy of segment `seg` depending on ext[] instead of the recorded ones
+ * (ext must have the recording's pattern: the same entries -1, the same entries
+ * equal), with label argument `arg` and micro-batch `mb`. Writes its results to out[0 ..
+ * nout) and returns its aux value.
+ */
+int prog_seg_stamp(struct prog *p, int seg, const int ext[PROG_SEG_EXT], int arg, int mb, int *out,
+                   int nout);
 
 /* Convenience constructors; each returns the new task's index. */
 int prog_compute(struct prog *p, int stream, int tcat, sim_time dur, int label, int mb);

@@ -1099,8 +1099,8 @@ static void res_flows_remove(struct sim *sm, int r, int fi)
         if (rl->f[i] == fi)
             break;
     assert(i < rl->n);
-    memmove(rl->f + i, rl->f + i + 1, sizeof(int) * (size_t)(rl->n - i - 1));
-    rl->n--;
+    for (rl->n--; i < rl->n; i++) /* a few entries: no call to memmove */
+        rl->f[i] = rl->f[i + 1];
 }
 
 static int shared(const struct sim *sm, const int *res, int nres)

@@ -73,6 +73,10 @@ enum col {
     C_ATTN_IMPL,
     C_LORA_DROPOUT,
     C_CROSS_ENTROPY,
+    C_GRAD_ACCUM_FUSION,
+    C_DDP_IMPL,
+    C_TP_ASYNC,
+    C_FSDP_REDUCE_DTYPE,
     C_COUNT
 };
 
@@ -138,11 +142,20 @@ static const struct {
      * Accuracy columns (docs/validation.md): attn_impl (cuda | triton: the
      * FlashAttention kernels, training.attention_impl) and lora_dropout (the
      * adapter dropout probability, training.lora.dropout) and cross_entropy
-     * (fp32 | fused: training.cross_entropy).
+     * (fp32 | fused: training.cross_entropy) and grad_accum_fusion (0 | 1:
+     * ddp.grad_accum_fusion, Megatron's fused weight-gradient accumulation)
+     * and ddp_impl (megatron | pytorch: ddp.impl, Megatron's --DDP-impl) and
+     * tp_async_allreduce (0 | 1: parallelism.tp_async_allreduce) and
+     * fsdp_reduce_dtype (fp32 | bf16 | fp16: fsdp.reduce_dtype; empty = the
+     * precision, as the loader derives it).
      */
     [C_ATTN_IMPL] = { "attn_impl", false },
     [C_LORA_DROPOUT] = { "lora_dropout", false },
     [C_CROSS_ENTROPY] = { "cross_entropy", false },
+    [C_GRAD_ACCUM_FUSION] = { "grad_accum_fusion", false },
+    [C_DDP_IMPL] = { "ddp_impl", false },
+    [C_TP_ASYNC] = { "tp_async_allreduce", false },
+    [C_FSDP_REDUCE_DTYPE] = { "fsdp_reduce_dtype", false },
 };
 
 const char *validate_metric_name(enum validate_metric m)
@@ -290,6 +303,12 @@ static int get_prob(struct rowctx *rc, enum col c, double *out)
         return bad(rc, "%s '%s' is not a number between 0 and 1", columns[c].name, s);
     *out = v;
     return 0;
+}
+
+static const char *ddp_impl_name_i(int i)
+{
+    static const char *const names[] = { "auto", "megatron", "pytorch" };
+    return names[i];
 }
 
 static const char *sharding_name_i(int i)
@@ -482,16 +501,20 @@ static int fill_training(struct rowctx *rc, struct scenario *s)
 static int fill_parallel(struct rowctx *rc, struct scenario *s)
 {
     struct parallelism *p = &s->par;
-    int sh;
+    int sh, impl;
 
     if (get_int(rc, C_DP, 0, 1, &p->dp) || get_int(rc, C_TP, 1, 1, &p->tp) ||
         get_int(rc, C_PP, 1, 1, &p->pp) || get_int(rc, C_VPP, 1, 1, &p->vpp) ||
         get_int(rc, C_CP, 1, 1, &p->cp) || get_int(rc, C_EP, 1, 1, &p->ep) ||
         get_bool(rc, C_SEQUENCE_PARALLEL, false, &p->sequence_parallel) ||
+        get_bool(rc, C_GRAD_ACCUM_FUSION, true, &s->ddp.grad_accum_fusion) ||
+        get_bool(rc, C_TP_ASYNC, true, &p->tp_async_allreduce) ||
+        get_enum(rc, C_DDP_IMPL, ddp_impl_name_i, 3, DDP_IMPL_AUTO, &impl) ||
         get_enum(rc, C_SHARDING, sharding_name_i, SHARD_FSDP_NO_SHARD + 1, SHARD_NONE, &sh) ||
         get_framework(rc, &p->framework))
         return -1;
     p->sharding = (enum sharding)sh;
+    s->ddp.impl = (enum ddp_impl)impl;
     return 0;
 }
 
@@ -501,6 +524,7 @@ int validate_row_scenario(const struct csv_table *t, int row, const struct hardw
     struct rowctx rc = { .t = t, .row = row, .reason = reason, .reason_len = reason_len };
     struct cfg_error err;
     int gpus, gpn = hw->gpus_per_node > 0 ? hw->gpus_per_node : 1;
+    unsigned given = 0;
 
     find_columns(t, rc.col);
     scenario_defaults(s);
@@ -513,8 +537,16 @@ int validate_row_scenario(const struct csv_table *t, int row, const struct hardw
         return -1;
     s->gpus = gpus;
     s->nodes = (gpus + gpn - 1) / gpn;
-    /* The loader's derived defaults (framework-dependent overlap, FSDP dtypes), no key given. */
-    cfg_derive_defaults(s, 0);
+    /* The loader's derived defaults (framework-dependent overlap, FSDP dtypes) for what the
+     * row leaves empty. */
+    if (*field(&rc, C_FSDP_REDUCE_DTYPE)) {
+        int rd;
+        if (get_enum(&rc, C_FSDP_REDUCE_DTYPE, dtype_name_i, DT_COUNT, DT_FP32, &rd))
+            return -1;
+        s->fsdp.reduce_dtype = (enum dtype)rd;
+        given |= GIVEN_REDUCE_DTYPE;
+    }
+    cfg_derive_defaults(s, given);
     memset(&err, 0, sizeof(err));
     if (scenario_finalize(s, &err))
         return bad(&rc, "%s", err.msg[0] ? err.msg : "invalid configuration");

@@ -249,6 +249,27 @@ static void norm_op(const struct ctx *c, struct op *ops, int *n, int max, const 
     membound(c, o, 2 * act, saved);
 }
 
+/*
+ * Eager attention on a fused QKV projection with RoPE keeps the whole fused
+ * output alive (LitGPT lit_gpt/model.py CausalSelfAttention.forward, commit
+ * 8641822 and later): q, k and v are views of `qkv` (view, permute, split; for
+ * multi-head attention the reshape to (B, nh, T, hs) is still a view),
+ * apply_rope and torch.cat give Q and K new tensors, and V, a view, is saved
+ * by scaled_dot_product_attention, which pins the storage of all of `qkv`. So
+ * beside the Q, K, V the attention op counts, the Q and K parts of the fused
+ * output stay: p*T*(q + kv), counted on the rope op. With grouped-query
+ * attention LitGPT expands and reshapes K and V into copies, and V no longer
+ * pins `qkv` (not modelled: the copies' extra size is not counted either).
+ * Separate q/k/v projections (Hugging Face Llama) do not pin anything: the
+ * eager accounting follows LitGPT's fused layout.
+ */
+static bool fused_qkv_pinned(const struct ctx *c)
+{
+    const struct model *m = &c->s->model;
+
+    return c->eager && m->pos == POS_ROPE && m->kv_heads == m->heads;
+}
+
 static void residual_op(const struct ctx *c, struct op *ops, int *n, const char *name, int part)
 {
     const struct model *m = &c->s->model;
@@ -292,7 +313,7 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
     }
     if (m->pos == POS_ROPE) {
         o = add_op(ops, n, MAX_OPS, "rope", OP_MEM, PART_ATTN, SEG_MID);
-        membound(c, o, 2 * T * (q + kv) * p, 0);
+        membound(c, o, 2 * T * (q + kv) * p, fused_qkv_pinned(c) ? p * T * (q + kv) : 0);
     }
     if (c->s->train.attention == ATTN_FLASH) {
         /* Fused kernel: saves Q, K, V and fp32 log-sum-exp; O is saved as the out-proj input. */
@@ -304,7 +325,8 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
         o->bytes = io;
         enum attn_impl impl = c->s->train.attention_impl;
         o->t_fwd = cost_flash_attention(c->gpu, c->eff, c->dt, impl, o->hw_flops, io);
-        o->t_dgrad = cost_flash_attention(c->gpu, c->eff, c->dt, impl, 2.5 * o->hw_flops, 2 * io);
+        o->t_dgrad = cost_flash_attention(c->gpu, c->eff, c->dt, impl, 2.5 * o->hw_flops, 2 * io) +
+                     cost_attn_impl_bwd_extra(c->gpu, c->eff, impl, T * q, T * (q + 2 * kv), p);
         o->saved = p * T * (q + 2 * kv) + 4 * T * heads;
         if (c->eager)
             o->saved += p * T * q; /* O; the out-proj input is a contiguous copy of it */

@@ -459,6 +459,50 @@ static void test_coll_dp_and_pp_share_nic(void **state)
     flow_free(net);
 }
 
+/*
+ * nccl-tests timing (src/common.cu BenchTime): 40 iterations of a 15 us
+ * collective; one thread per GPU at 4 us a launch -> the GPUs set the pace,
+ * 15 + 4/40 us; one thread launching on 8 GPUs (-g 8) -> the host does,
+ * 8 x 4 + 15/40 us.
+ */
+static void test_coll_bench_time_host_or_gpu_paces(void **state)
+{
+    (void)state;
+    assert_int_equal(coll_bench_time(15000, 4000, 1, 40), 15000 + 100);
+    assert_int_equal(coll_bench_time(15000, 4000, 8, 40), 32000 + 375);
+    /* one timed iteration shows both in full; no launch cost leaves the GPU time */
+    assert_int_equal(coll_bench_time(15000, 4000, 8, 1), 32000 + 15000);
+    assert_int_equal(coll_bench_time(15000, 0, 8, 20), 15000);
+}
+
+/*
+ * Single-process launches never make a benchmark faster than per-rank ones,
+ * and past the host floor (8 x launch) the collective's own time shows
+ * through: on 8 x H100 from 1 GiB up the two modes agree within 0.1 %.
+ */
+static void test_coll_bench_time_single_process_floor(void **state)
+{
+    struct hardware hw;
+    struct comm_group g;
+    struct nccl_cfg any = { ALGO_AUTO, PROTO_AUTO };
+    struct coll_cost c;
+    double bytes;
+
+    (void)state;
+    dgx_h100(&hw);
+    g = group(8, 1);
+    for (bytes = 1024; bytes <= 8 * GiB; bytes *= 8) {
+        sim_time one, all;
+        coll_estimate(&hw, &any, &g, COLL_ALL_REDUCE, bytes, &c);
+        one = coll_bench_time(coll_time(&c), 4000, 1, 20);
+        all = coll_bench_time(coll_time(&c), 4000, 8, 20);
+        assert_true(all >= one);
+        assert_true(all >= 32000);
+        if (bytes >= GiB)
+            assert_true((double)(all - one) < 1e-3 * (double)one);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -482,6 +526,8 @@ int main(void)
         cmocka_unit_test(test_coll_single_rank_free),
         cmocka_unit_test(test_coll_engine_contract),
         cmocka_unit_test(test_coll_dp_and_pp_share_nic),
+        cmocka_unit_test(test_coll_bench_time_host_or_gpu_paces),
+        cmocka_unit_test(test_coll_bench_time_single_process_floor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -142,8 +142,9 @@ static void test_csv_missing_file(void **state)
 }
 
 /*
- * The shipped validation file reads whole: 171 runs (validation README) of 34 columns each
- * (the runs format's 31 and three optional accuracy columns, tests/validation/README.md),
+ * The shipped validation file reads whole: 171 runs (validation README) of 39 columns each
+ * (the runs format's 31, three optional accuracy columns and five software-version columns,
+ * tests/validation/README.md),
  * with the quoted multi-sentence notes intact.
  */
 static void test_csv_reads_runs_file(void **state)
@@ -154,7 +155,7 @@ static void test_csv_reads_runs_file(void **state)
 
     (void)state;
     assert_non_null(t);
-    assert_int_equal(t->ncols, 34);
+    assert_int_equal(t->ncols, 39);
     assert_int_equal(t->nrows, 171);
     for (int i = 0; i < t->nrows; i++)
         assert_int_equal(t->rows[i].nfields, t->ncols);

@@ -405,13 +405,69 @@ static void test_sharding_fsdp2_copy_out(void **state)
              NULL);
     p = v2.r.progs[0];
     for (i = 0; i < p->ntasks; i++)
-        if (p->tasks[i].kind == TASK_COMPUTE && p->tasks[i].tcat == TC_COMM_DP)
+        if (p->tasks[i].kind == TASK_COMPUTE && p->tasks[i].tcat == TC_COMM_DP &&
+            p->tasks[i].stream == ST_COMPUTE)
             copies++;
     /* 32 blocks twice, and the root (not resharded after forward) once. */
     assert_int_equal(copies, 2 * 32 + 1);
     assert_true(v2.r.step_s > v1.r.step_s);
     free_case(&v1);
     free_case(&v2);
+}
+
+/*
+ * FSDP1 assembles each unit's flat gradient (split backward: a cat) on the
+ * compute stream, once per unit per micro-batch: 32 blocks + root tasks,
+ * each moving 2 x 2 B per trainable element; FSDP2 has none. Before each
+ * reduce-scatter (8 ranks: pre-divide factor 4 > 1) a cast/divide task runs
+ * on the reduction stream; 7B at fp32 reduce_dtype moves 2+4 B more per
+ * element there than at bf16.
+ */
+static void test_sharding_fsdp_gradient_passes(void **state)
+{
+    struct sim_case v1, v2, fp32;
+    const struct prog *p;
+    sim_time flat = 0, div16 = 0, div32 = 0;
+    char label[128];
+    int i, nflat = 0, ndiv = 0;
+
+    (void)state;
+    run_case(&v1, "sharding_7b_8gpu", SYMMETRIC, "parallelism.sharding=fsdp", NULL);
+    run_case(&v2, "sharding_7b_8gpu", SYMMETRIC, "parallelism.sharding=fsdp", "fsdp.version=2",
+             NULL);
+    run_case(&fp32, "sharding_7b_8gpu", SYMMETRIC, "parallelism.sharding=fsdp",
+             "fsdp.reduce_dtype=fp32", NULL);
+    p = v1.r.progs[0];
+    for (i = 0; i < p->ntasks; i++) {
+        const struct task *t = &p->tasks[i];
+        prog_label_text(p, t->label, label, sizeof(label));
+        if (t->kind == TASK_COMPUTE && t->stream == ST_COMPUTE && strstr(label, "flat gradient")) {
+            nflat++;
+            flat += t->dur;
+        }
+        if (t->kind == TASK_COMPUTE && t->stream == ST_DP) {
+            ndiv++;
+            div16 += t->dur;
+        }
+    }
+    assert_int_equal(nflat, 33);
+    assert_int_equal(ndiv, 33);
+    p = fp32.r.progs[0];
+    for (i = 0; i < p->ntasks; i++)
+        if (p->tasks[i].kind == TASK_COMPUTE && p->tasks[i].stream == ST_DP)
+            div32 += p->tasks[i].dur;
+    /* bf16: 2*2 + 2*2/8 B per element; fp32: 2+4 + 2*4 + 2*4/8 B per element */
+    assert_true(fabs((double)div32 / (double)div16 - 15.0 / 4.5) < 0.05);
+    /* flat gradient 4 B per element vs pre-divide 4.5 B: same elements */
+    assert_true(fabs((double)div16 / (double)flat - 4.5 / 4.0) < 0.05);
+    p = v2.r.progs[0];
+    for (i = 0; i < p->ntasks; i++) {
+        prog_label_text(p, p->tasks[i].label, label, sizeof(label));
+        assert_null(strstr(label, "flat gradient"));
+    }
+    free_case(&v1);
+    free_case(&v2);
+    free_case(&fp32);
 }
 
 /*
@@ -538,6 +594,7 @@ int main(void)
         cmocka_unit_test(test_sharding_fsdp_limiter),
         cmocka_unit_test(test_sharding_fsdp_backward_prefetch),
         cmocka_unit_test(test_sharding_fsdp2_copy_out),
+        cmocka_unit_test(test_sharding_fsdp_gradient_passes),
         cmocka_unit_test(test_sharding_hsdp_less_nic),
         cmocka_unit_test(test_sharding_all_ranks_matches_symmetric),
         cmocka_unit_test(test_sharding_deterministic),

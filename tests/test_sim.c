@@ -318,6 +318,94 @@ static void test_tp_comm_overlap_hides_communication(void **state)
 }
 
 /*
+ * Megatron-LM before async_tensor_model_parallel_allreduce (tp_async_allreduce false): the
+ * backward all-reduce of the column-parallel GEMM's input gradient waits for the whole linear
+ * backward and blocks the next kernel (megatron/mpu/mappings.py of 2021), so more TP
+ * communication is exposed and the step is longer; the collectives are the same ones.
+ */
+static void test_tp_sync_backward_exposes_more(void **state)
+{
+    const char *sync[] = { "parallelism.tp_async_allreduce=false", NULL };
+    struct scenario *s1 = load_text(DENSE, NULL), *s2 = load_text(DENSE, sync);
+    struct run r1, r2;
+
+    (void)state;
+    simulate(s1, false, &r1);
+    simulate(s2, false, &r2);
+    assert_int_equal(count_colls(r1.progs[0], COMM_TP, COLL_ALL_REDUCE),
+                     count_colls(r2.progs[0], COMM_TP, COLL_ALL_REDUCE));
+    assert_true(avg_bucket(&r2, TC_COMM_TP) > 1.05 * avg_bucket(&r1, TC_COMM_TP));
+    assert_true(r2.sim.step > r1.sim.step);
+    run_release(&r1);
+    run_release(&r2);
+    cfg_free(s1);
+    cfg_free(s2);
+}
+
+/* Step-time increase from turning ddp.grad_accum_fusion off, with global batch `gb`. */
+static double unfused_accum_cost(int gb)
+{
+    char g[64];
+    const char *on[] = { g, NULL }, *off[] = { g, "ddp.grad_accum_fusion=false", NULL };
+    struct scenario *s1, *s2;
+    struct run r1, r2;
+    double d;
+
+    snprintf(g, sizeof(g), "training.global_batch=%d", gb);
+    s1 = load_text(DENSE, on);
+    s2 = load_text(DENSE, off);
+    simulate(s1, false, &r1);
+    simulate(s2, false, &r2);
+    d = (double)(r2.sim.step - r1.sim.step);
+    run_release(&r1);
+    run_release(&r2);
+    cfg_free(s1);
+    cfg_free(s2);
+    return d;
+}
+
+/*
+ * Without gradient-accumulation fusion, Megatron's DDP hook adds every gradient into main_grad
+ * once per micro-batch (megatron/model/distributed.py _make_param_hook): a memory-bound pass
+ * of params x (2 + 2 x 4) bytes per micro-batch, so the extra time is positive and doubles
+ * with the micro-batches (dp = 1 here: global batch 2 and 4 give 2 and 4 micro-batches).
+ */
+static void test_megatron_unfused_accumulation_per_microbatch(void **state)
+{
+    double two = unfused_accum_cost(2), four = unfused_accum_cost(4);
+
+    (void)state;
+    assert_true(two > 0);
+    assert_true(rel_err(four, 2 * two) < 0.05);
+}
+
+/*
+ * ddp.impl pytorch under Megatron (the NAR21 Table 1 scripts' --DDP-impl torch): PyTorch DDP's
+ * 25 MiB buckets all-reduced during backward instead of Megatron's one all-reduce of the
+ * whole buffer after it; the same bytes in total.
+ */
+static void test_ddp_impl_pytorch_buckets(void **state)
+{
+    const char *meg[] = { "parallelism.dp=2", "parallelism.tp=4", "cluster.gpus=8", NULL };
+    const char *pt[] = { "parallelism.dp=2", "parallelism.tp=4", "cluster.gpus=8",
+                         "ddp.impl=pytorch", NULL };
+    struct scenario *s1 = load_text(DENSE, meg), *s2 = load_text(DENSE, pt);
+    struct run r1, r2;
+
+    (void)state;
+    assert_true(s2->ddp.overlap);
+    assert_false(s1->ddp.overlap);
+    simulate(s1, false, &r1);
+    simulate(s2, false, &r2);
+    assert_int_equal(count_colls(r1.progs[0], COMM_DP, COLL_ALL_REDUCE), 1);
+    assert_true(count_colls(r2.progs[0], COMM_DP, COLL_ALL_REDUCE) > 4);
+    run_release(&r1);
+    run_release(&r2);
+    cfg_free(s1);
+    cfg_free(s2);
+}
+
+/*
  * Context parallelism over cp ranks: cp - 1 ring steps of this rank's K/V chunk per layer
  * forward, cp - 1 of K/V with dK/dV backward plus the final dK/dV return (MEG
  * context_parallel.md); the chunk is b * s/cp * 2 * kv_heads/tp * head_dim * 2 bytes.
@@ -449,6 +537,9 @@ int main(void)
         cmocka_unit_test(test_sim_collective_slows_overlapped_kernel),
         cmocka_unit_test(test_tp_collective_counts),
         cmocka_unit_test(test_tp_comm_overlap_hides_communication),
+        cmocka_unit_test(test_tp_sync_backward_exposes_more),
+        cmocka_unit_test(test_megatron_unfused_accumulation_per_microbatch),
+        cmocka_unit_test(test_ddp_impl_pytorch_buckets),
         cmocka_unit_test(test_cp_ring_traffic),
         cmocka_unit_test(test_ep_all_to_all),
         cmocka_unit_test(test_k22_table4_layer_time),

@@ -58,6 +58,7 @@ struct ddp {
     double params;       /* parameters on this rank */
 };
 
+/* Megatron's optimizer (Float16OptimizerWithFloat16Params) runs the step. */
 static int megatron(const struct scenario *s)
 {
     return dp_framework(s) == FW_MEGATRON;
@@ -93,6 +94,12 @@ static double megatron_step_extra(const struct scenario *s)
 
     memory_state_bytes(s, &sb);
     g = sb.grads;
+    if (sb.master > 0 && g < 4) {
+        /* 16-bit model gradients (fp16 runs without --accumulate-allreduce-grads-in-fp32):
+         * _copy_model_grads_to_main_grads casts them into fp32 main gradients first, and the
+         * passes below work on those. */
+        return g + 4 + (s->train.precision == DT_FP16 ? 2 * 4 : 0) + 4 + sb.master;
+    }
     return (s->train.precision == DT_FP16 ? 2 * g : 0) + g + sb.master;
 }
 
@@ -107,7 +114,7 @@ static void ddp_init(struct build *b)
     b->dp_state = d;
     for (i = 0; i < b->nunits; i++)
         d->params += memory_unit_trainable(b, i);
-    if (megatron(s)) {
+    if (dp_megatron_ddp(s)) {
         double params = 1e6 * s->par.dp > 4e7 ? 1e6 * s->par.dp : 4e7;
         d->bucket_bytes = d->first_bytes = params * elem;
     } else {
@@ -143,11 +150,51 @@ static void issue_bucket(struct build *b, struct ddp *d, int dep)
     d->last_coll = t;
 }
 
+/*
+ * Gradient accumulation outside the weight-gradient GEMMs, per unit and
+ * micro-batch, as a memory-bound pass on the compute stream right after the
+ * unit's backward (before the next unit's backward in stream order):
+ * - Megatron without gradient-accumulation fusion: param_hook runs
+ *   main_grad.add_(param.grad) every micro-batch, the first included
+ *   (megatron/model/distributed.py DistributedDataParallel._make_param_hook):
+ *   read the 16-bit gradient, read and write main_grad (grad_dtype);
+ * - PyTorch DDP under no_sync: autograd's AccumulateGrad keeps the first
+ *   micro-batch's gradient tensor and adds each later one in place
+ *   (torch/csrc/autograd/functions/accumulate_grad.h, `variable_grad +=
+ *   new_grad`): read both, write one, in grad_dtype.
+ * Megatron with fusion (the default) accumulates inside the GEMM epilogue.
+ */
+static void accumulate_grads(struct build *b, int unit, int mb, int grad_task)
+{
+    const struct scenario *s = b->s;
+    double params = memory_unit_trainable(b, unit), g = dtype_bytes(s->train.grad_dtype);
+    double bytes;
+    int t;
+
+    if (dp_megatron_ddp(s)) {
+        if (s->ddp.grad_accum_fusion)
+            return;
+        bytes = params * (dtype_bytes(s->train.precision) + 2 * g);
+    } else {
+        if (mb == 0)
+            return;
+        bytes = params * 3 * g;
+    }
+    if (bytes <= 0)
+        return;
+    t = prog_compute(
+        b->p, ST_COMPUTE, TC_BWD, cost_membound(&s->hw.gpu, &s->hw.eff, bytes),
+        prog_label(b->p, dp_megatron_ddp(s) ? "main_grad += grad" : "grad accumulate", 0), mb);
+    if (grad_task >= 0)
+        prog_dep(b->p, t, grad_task);
+}
+
 static void ddp_post_backward(struct build *b, int unit, int mb, int grad_task)
 {
     struct ddp *d = b->dp_state;
     double bytes = unit_grad_bytes(b, unit);
 
+    accumulate_grads(b, unit, mb, grad_task);
     if (mb != b->m - 1 || b->s->par.dp * b->s->par.cp == 1)
         return; /* no_sync: accumulate locally until the last micro-batch */
     if (!b->s->ddp.overlap)
@@ -167,7 +214,7 @@ static int reduce_after_backward(struct build *b, struct ddp *d, int dep)
 {
     double bytes = d->params * dtype_bytes(b->s->train.grad_dtype);
 
-    if (megatron(b->s)) {
+    if (dp_megatron_ddp(b->s)) {
         /* Scale by 1/dp in place, then one collective over the whole buffer. */
         dep = emit_pass(b, 2 * bytes, "grad buffer /= dp", dep);
         d->fill = bytes;
@@ -188,7 +235,7 @@ static void ddp_step(struct build *b)
 {
     struct ddp *d = b->dp_state;
     int dep = b->grads_ready;
-    bool meg = megatron(b->s);
+    bool meg = megatron(b->s), meg_ddp = dp_megatron_ddp(b->s);
     double grad_bytes = d->params * dtype_bytes(b->s->train.grad_dtype);
 
     if (b->s->par.dp * b->s->par.cp > 1) {
@@ -202,7 +249,7 @@ static void ddp_step(struct build *b)
         int t = emit_optimizer(
             b, d->params, memory_optimizer_traffic(b->s) + (meg ? megatron_step_extra(b->s) : 0),
             dep);
-        if (meg)
+        if (meg_ddp)
             emit_pass(b, grad_bytes, "zero grad buffer", t);
         return;
     }
@@ -214,7 +261,7 @@ static void ddp_step(struct build *b)
             b, d->params / n,
             memory_optimizer_traffic(b->s) + (meg ? megatron_step_extra(b->s) : 0), dep);
         struct prog *p = b->p;
-        if (meg)
+        if (meg_ddp)
             emit_pass(b, grad_bytes, "zero grad buffer", t);
         /* Parameter all-gather of the updated shards, in the reduction's buckets of parameters. */
         memory_state_bytes(b->s, &sb);

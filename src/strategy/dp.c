@@ -25,6 +25,13 @@ enum framework dp_framework(const struct scenario *s)
     return FW_PYTORCH;
 }
 
+bool dp_megatron_ddp(const struct scenario *s)
+{
+    if (s->ddp.impl != DDP_IMPL_AUTO)
+        return s->ddp.impl == DDP_IMPL_MEGATRON;
+    return dp_framework(s) == FW_MEGATRON;
+}
+
 /*
  * Megatron runs zero1 as its distributed optimizer (ddp.c); every other
  * ZeRO stage is DeepSpeed's (Megatron-DeepSpeed when combined with tensor or

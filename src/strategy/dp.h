@@ -35,6 +35,10 @@
  */
 enum framework dp_framework(const struct scenario *s);
 
+/* Does Megatron's own DDP (contiguous gradient buffer) reduce the gradients? ddp.impl, or
+ * for `auto` whether the framework is Megatron. */
+bool dp_megatron_ddp(const struct scenario *s);
+
 /* One process group: its collectives run one at a time, in issue order. */
 struct dp_pg {
     int comm; /* enum comm_kind */

@@ -328,6 +328,79 @@ static int fsdp_pre_backward(struct build *b, int ui, int mb)
     return grads;
 }
 
+/*
+ * FSDP1: autograd assembles the unit's FlatParameter gradient from the
+ * gradients of its parameter views (the views come from flat_param.split(),
+ * whose backward, split_with_sizes_backward, is a torch.cat): one copy of the
+ * unsharded gradient on the compute stream, read and written at param_dtype.
+ * Returns the copy's task, or grad_task under FSDP2 (per-parameter sharding
+ * has no flat gradient) or without gradients.
+ */
+static int flat_grad(struct build *b, struct fsdp *f, int gi, int grad_task)
+{
+    struct group *g = &f->g[gi];
+    struct prog *p = b->p;
+    sim_time dur;
+    int t;
+
+    if (f->version != 1 || g->grad_elems <= 0)
+        return grad_task;
+    dur = cost_membound(&b->s->hw.gpu, &b->s->hw.eff, 2 * g->grad_elems * f->pbytes);
+    t = prog_compute(p, ST_COMPUTE, TC_BWD, dur, prog_label(p, "FSDP flat gradient unit %d", gi),
+                     -1);
+    prog_dep(p, t, grad_task);
+    return t;
+}
+
+/*
+ * PyTorch's gradient pre-divide factor for `world` ranks: the largest power of
+ * two f with world % f == 0 and world / f > f, doubled from 1
+ * (torch/distributed/fsdp/_init_utils.py _get_gradient_predivide_factor).
+ */
+static double predivide_factor(int world)
+{
+    double factor = 1;
+
+    while (world % (int)factor == 0 && world / factor > factor)
+        factor *= 2;
+    return factor;
+}
+
+/*
+ * The memory-bound work around a unit's reduce-scatter, on the stream that
+ * issues it: it delays the reduction, not the computation. FSDP1
+ * (_runtime_utils.py _post_backward_hook, default_hooks.py
+ * reduce_scatter_hook): the unsharded gradient cast to reduce_dtype when that
+ * differs from param_dtype (`flat_param.grad.to(reduce_dtype)`), divided in
+ * place by the pre-divide factor, and the shard divided by the post-divide
+ * factor after the collective. FSDP2 (_fsdp_collectives.py foreach_reduce):
+ * the gradients copied into one reduce-scatter input at reduce_dtype
+ * (foreach_reduce_scatter_copy_in), then the same divisions. Returns the task
+ * the reduction waits for.
+ */
+static int pre_reduce(struct build *b, struct fsdp *f, int gi, int dep)
+{
+    struct group *g = &f->g[gi];
+    struct prog *p = b->p;
+    double n = g->grad_elems, shard = n / f->shard.size, bytes = 0;
+    sim_time dur;
+    int t;
+
+    if (n <= 0 || !sharded(f))
+        return dep;
+    if (f->version == 2 || f->rbytes > f->pbytes || f->rbytes < f->pbytes)
+        bytes += n * (f->pbytes + f->rbytes);
+    if (predivide_factor(f->shard.size) > 1)
+        bytes += 2 * n * f->rbytes + 2 * shard * f->rbytes;
+    if (bytes <= 0)
+        return dep;
+    dur = cost_membound(&b->s->hw.gpu, &b->s->hw.eff, bytes);
+    t = prog_compute(p, ST_DP, TC_COMM_DP, dur,
+                     prog_label(p, "FSDP gradient cast/divide unit %d", gi), -1);
+    prog_dep(p, t, dep);
+    return t;
+}
+
 /* Reduce group gi's gradient after grad_task; (offload) copy the shard to the host. */
 static void reduce(struct build *b, struct fsdp *f, int gi, int grad_task)
 {
@@ -343,7 +416,7 @@ static void reduce(struct build *b, struct fsdp *f, int gi, int grad_task)
         return;
     }
     t = dp_pg_coll(b, &f->shard, ST_DP, COLL_REDUCE_SCATTER, bytes, "reduce-scatter unit %d", gi,
-                   grad_task);
+                   pre_reduce(b, f, gi, grad_task));
     if (t >= 0)
         task_mem_end(&b->p->tasks[t], MC_GRADS, -bytes_i64(g->grad_elems * f->pbytes));
     else
@@ -367,6 +440,7 @@ static void fsdp_post_backward(struct build *b, int ui, int mb, int grad_task)
     (void)mb;
     if (!f->fwd_first[ui])
         return; /* a unit reduces after its last part in backward (the root: the embedding) */
+    grad_task = flat_grad(b, f, gi, grad_task);
     if (f->mode != SHARD_FSDP_NO_SHARD) {
         reshard(b, f, gi, grad_task);
         if (f->version == 1 && b->s->fsdp.backward_prefetch == BWD_PREFETCH_POST)

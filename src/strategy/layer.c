@@ -308,6 +308,7 @@ struct lctx {
     const struct layer_cost *lc;
     const struct part_split *ps; /* [PART_COUNT] */
     bool tp, sp, overlap, cp, ep;
+    bool async; /* backward TP reduction of the input gradient overlaps the weight gradient */
     int ntp, ncp;
     int ar_op; /* TP op after the row GEMM: all-reduce or reduce-scatter */
     double tp_bytes, kv_bytes, a2a_bytes, imb;
@@ -324,6 +325,7 @@ static void lctx_init(struct lctx *x, const struct build *b, const struct unit *
     x->tp = par->tp > 1;
     x->sp = x->tp && par->sequence_parallel;
     x->overlap = x->tp && par->tp_comm_overlap;
+    x->async = x->sp || par->tp_async_allreduce;
     x->cp = par->cp > 1;
     x->ep = u->moe && par->ep > 1;
     x->ar_op = x->sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE;
@@ -462,25 +464,97 @@ static const struct unit *next_layer(const struct build *b, int ui, int dir)
     return &b->units[n];
 }
 
+/* ---- stamping ----------------------------------------------------------------------------- */
+
+/*
+ * A layer's tasks depend only on the values in its stamp key: the layer's kind
+ * (dense or MoE, which picks its durations and collectives), the folding state
+ * and what comes next, and which of prev and dep exist (and whether they are the
+ * same task). The first emission of each key is recorded and the others are
+ * stamped from it (prog.h), with their own layer number in the labels and their
+ * own micro-batch: the same program at a quarter of the cost.
+ */
+enum {
+    KEY_FWD = 1,
+    KEY_BWD = 2
+};
+
+static uint64_t stamp_key(int which, int a, int b, int c, int d, int e, int prev, int dep)
+{
+    uint64_t k = (uint64_t)which;
+
+    k = k << 8 | (uint8_t)a;
+    k = k << 8 | (uint8_t)b;
+    k = k << 8 | (uint8_t)c;
+    k = k << 8 | (uint8_t)d;
+    k = k << 8 | (uint8_t)e;
+    k = k << 2 | (uint64_t)(prev >= 0) << 1 | (uint64_t)(dep >= 0);
+    return k << 1 | (uint64_t)(prev >= 0 && prev == dep);
+}
+
+/* The emission of key `key` by `emit` (which returns aux), stamped when it was recorded before. */
+static int stamped(struct build *b, uint64_t key, int layer, int mb, int prev, int dep, int *out,
+                   int (*emit)(struct build *b, const void *arg, int *out), const void *arg)
+{
+    struct prog *p = b->p;
+    int ext[PROG_SEG_EXT] = { prev, dep }, seg = prog_seg_find(p, key), aux;
+
+    if (seg >= 0)
+        return prog_seg_stamp(p, seg, ext, layer, mb, out, PROG_SEG_OUT);
+    prog_seg_begin(p, key, ext, layer, mb);
+    aux = emit(b, arg, out);
+    prog_seg_end(p, out, PROG_SEG_OUT, aux);
+    return aux;
+}
+
+/* ---- forward of a layer ------------------------------------------------------------------- */
+
+struct fwd_args {
+    int ui, mb, tcat, prev, dep;
+    const struct unit *nx; /* the next layer of the chunk (forward only), or NULL */
+    bool skip;             /* its norm was emitted with the layer before */
+};
+
+/* out[] = { result, first, last }; returns whether the next layer's norm was folded in. */
+static int emit_forward(struct build *b, const void *arg, int *out)
+{
+    const struct fwd_args *a = arg;
+    const struct unit *u = &b->units[a->ui];
+    sim_time next_pre = a->nx ? b->split[a->nx->moe ? 1 : 0][PART_ATTN].fwd.pre : 0;
+    struct lctx x;
+    struct em e;
+    bool folded;
+
+    lctx_init(&x, b, u);
+    em_init(&e, b, a->tcat, a->mb, u->layer, a->prev, a->dep);
+    folded = part_forward(&e, &x, PART_ATTN, a->skip, x.ps[PART_MLP].fwd.pre);
+    folded = part_forward(&e, &x, PART_MLP, folded, next_pre);
+    em_flush(&e);
+    out[1] = e.first;
+    out[2] = e.last;
+    out[0] = em_result(&e, "layer fwd done L%d");
+    return folded;
+}
+
 int layer_forward(struct build *b, int ui, int mb, int tcat, int prev, int dep, int *first,
                   int *last)
 {
-    const struct unit *u = &b->units[ui], *nx = tcat == TC_FWD ? next_layer(b, ui, 1) : NULL;
-    bool skip = tcat == TC_FWD && b->pre_folded, folded;
-    sim_time next_pre = nx ? b->split[nx->moe ? 1 : 0][PART_ATTN].fwd.pre : 0;
-    struct lctx x;
-    struct em e;
+    const struct unit *u = &b->units[ui];
+    struct fwd_args a = { ui, mb, tcat, prev, dep, NULL, false };
+    int out[PROG_SEG_OUT], folded;
 
-    lctx_init(&x, b, u);
-    em_init(&e, b, tcat, mb, u->layer, prev, dep);
-    folded = part_forward(&e, &x, PART_ATTN, skip, x.ps[PART_MLP].fwd.pre);
-    folded = part_forward(&e, &x, PART_MLP, folded, next_pre);
+    if (tcat == TC_FWD) {
+        a.nx = next_layer(b, ui, 1);
+        a.skip = b->pre_folded;
+    }
+    folded = stamped(
+        b, stamp_key(KEY_FWD, tcat, u->moe, a.skip, a.nx ? 1 + a.nx->moe : 0, mb < 0, prev, dep),
+        u->layer, mb, prev, dep, out, emit_forward, &a);
     if (tcat == TC_FWD)
-        b->pre_folded = folded && nx != NULL;
-    em_flush(&e);
-    *first = e.first;
-    *last = e.last;
-    return em_result(&e, "layer fwd done L%d");
+        b->pre_folded = folded && a.nx != NULL;
+    *first = out[1];
+    *last = out[2];
+    return out[0];
 }
 
 /* ---- backward ----------------------------------------------------------------------------- */
@@ -496,6 +570,14 @@ static void col_backward(struct em *e, const struct lctx *x, sim_time dgrad, sim
 
     if (!x->tp) {
         em_add(e, dgrad + wgrad, label);
+        return;
+    }
+    if (!x->async) {
+        /* Megatron-LM before --async-tensor-model-parallel-allreduce (2021): autograd runs the
+         * linear's whole backward, then _CopyToModelParallelRegion.backward all-reduces the
+         * input gradient synchronously (megatron/mpu/mappings.py). */
+        em_add(e, dgrad + wgrad, label);
+        em_sync(e, COMM_TP, x->ar_op, x->tp_bytes);
         return;
     }
     /* With tp_comm_overlap both are userbuffers bulk transfers (ring exchange) instead of NCCL. */
@@ -551,15 +633,24 @@ static void part_backward(struct em *e, const struct lctx *x, int part, bool wei
     em_add(e, d->pre + wk * w->pre, attn ? "attn norm bwd L%d" : "mlp norm bwd L%d");
 }
 
-int layer_backward(struct build *b, int ui, int mb, int mode, int prev, int dep, int *first,
-                   int *last)
+struct bwd_args {
+    int ui, mb, mode, prev, dep;
+    const struct unit *nx; /* the layer whose backward comes next in the chunk, or NULL */
+    bool fold;             /* its first piece is emitted with this layer */
+    bool skip;             /* this layer's first piece was emitted with the layer before */
+};
+
+/* out[] = { result, first, last }. */
+static int emit_backward(struct build *b, const void *arg, int *out)
 {
-    const struct unit *u = &b->units[ui];
+    const struct bwd_args *a = arg;
+    const struct unit *u = &b->units[a->ui], *nx = a->nx;
+    int mode = a->mode;
     struct lctx x;
     struct em e;
 
     lctx_init(&x, b, u);
-    em_init(&e, b, TC_BWD, mb, u->layer, prev, dep);
+    em_init(&e, b, TC_BWD, a->mb, u->layer, a->prev, a->dep);
     if (mode == 2) {
         sim_time wg = 0;
         int part;
@@ -570,6 +661,28 @@ int layer_backward(struct build *b, int ui, int mb, int mode, int prev, int dep,
         }
         em_add(&e, wg, "wgrad L%d");
     } else {
+        part_backward(&e, &x, PART_MLP, mode == 0, a->skip);
+        part_backward(&e, &x, PART_ATTN, mode == 0, false);
+        if (a->fold) {
+            const struct part_split *ns = &b->split[nx->moe ? 1 : 0][PART_MLP];
+            em_add(&e, ns->dgrad.post + (mode == 0 ? ns->wgrad.post : 0), "mlp residual bwd L%d");
+        }
+    }
+    em_flush(&e);
+    out[1] = e.first;
+    out[2] = e.last;
+    out[0] = em_result(&e, "layer bwd done L%d");
+    return 0;
+}
+
+int layer_backward(struct build *b, int ui, int mb, int mode, int prev, int dep, int *first,
+                   int *last)
+{
+    const struct unit *u = &b->units[ui];
+    struct bwd_args a = { ui, mb, mode, prev, dep, NULL, false, false };
+    int out[PROG_SEG_OUT];
+
+    if (mode != 2) {
         /*
          * The next layer's first piece (its MLP residual backward) follows this layer's
          * last one back to back: emitted with it, unless a recomputation comes between.
@@ -577,18 +690,16 @@ int layer_backward(struct build *b, int ui, int mb, int mode, int prev, int dep,
         const struct unit *nx = next_layer(b, ui, -1);
         enum recompute rc = nx ? strategy_unit_recompute(b, (int)(nx - b->units)) : RC_NONE;
         const struct layer_cost *nlc = nx && nx->moe ? &b->layer_moe : &b->layer;
-        bool fold = nx && (rc == RC_NONE || (rc == RC_SELECTIVE && nlc->recompute_selective == 0));
-        part_backward(&e, &x, PART_MLP, mode == 0, b->post_folded);
-        part_backward(&e, &x, PART_ATTN, mode == 0, false);
-        b->post_folded = false;
-        if (fold) {
-            const struct part_split *ns = &b->split[nx->moe ? 1 : 0][PART_MLP];
-            em_add(&e, ns->dgrad.post + (mode == 0 ? ns->wgrad.post : 0), "mlp residual bwd L%d");
-            b->post_folded = true;
-        }
+        a.nx = nx;
+        a.fold = nx && (rc == RC_NONE || (rc == RC_SELECTIVE && nlc->recompute_selective == 0));
+        a.skip = b->post_folded;
     }
-    em_flush(&e);
-    *first = e.first;
-    *last = e.last;
-    return em_result(&e, "layer bwd done L%d");
+    stamped(b,
+            stamp_key(KEY_BWD, mode, u->moe, a.skip, a.fold ? 1 + a.nx->moe : 0, mb < 0, prev, dep),
+            u->layer, mb, prev, dep, out, emit_backward, &a);
+    if (mode != 2)
+        b->post_folded = a.fold;
+    *first = out[1];
+    *last = out[2];
+    return out[0];
 }

@@ -3,7 +3,8 @@
  * loading the scenario, building the per-stage programs, simulating them.
  * Usage: bench_step [SCENARIO.yaml ...] [--ranks all] [--repeat N]
  * Default: the flagship (scenarios/70b_256gpu.yaml) and the 405B scenario.
- * Prints the best of N repeats per phase, the tasks built, the engine events,
+ * Prints the best of N repeats per phase, the median of the N totals (the
+ * figure to compare on a shared machine), the tasks built, the engine events,
  * the simulated step time and the peak resident memory of the process.
  */
 #define _POSIX_C_SOURCE 199309L
@@ -34,9 +35,17 @@ static double peak_rss_mib(void)
     return (double)ru.ru_maxrss / 1024.0; /* Linux: KiB */
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
 static int bench(const char *path, bool all, int repeat)
 {
-    double best_load = 1e30, best_build = 1e30, best_sim = 1e30;
+    double best_load = 1e30, best_build = 1e30, best_sim = 1e30, median;
+    double *total = xcalloc((size_t)repeat, sizeof(*total));
     long tasks = 0;
     uint64_t events = 0;
     double step = 0;
@@ -77,16 +86,20 @@ static int bench(const char *path, bool all, int repeat)
         best_load = t1 - t0 < best_load ? t1 - t0 : best_load;
         best_build = t2 - t1 < best_build ? t2 - t1 : best_build;
         best_sim = t3 - t2 < best_sim ? t3 - t2 : best_sim;
+        total[i] = t3 - t0;
         sim_result_release(&res);
         for (st = 0; st < s->par.pp; st++)
             prog_free(progs[st]);
         free(progs);
         cfg_free(s);
     }
-    printf("%-28s %-9s %8.1f %8.1f %9.1f %9.1f %10ld %11llu %12.0f %9.3f %8.0f\n", path,
+    qsort(total, (size_t)repeat, sizeof(*total), cmp_double);
+    median = repeat % 2 ? total[repeat / 2] : (total[repeat / 2 - 1] + total[repeat / 2]) / 2;
+    free(total);
+    printf("%-28s %-9s %8.1f %8.1f %9.1f %9.1f %9.1f %10ld %11llu %12.0f %9.3f %8.0f\n", path,
            all ? "all" : "symmetric", best_load * 1e3, best_build * 1e3, best_sim * 1e3,
-           (best_load + best_build + best_sim) * 1e3, tasks, (unsigned long long)events,
-           (double)events / best_sim, step, peak_rss_mib());
+           (best_load + best_build + best_sim) * 1e3, median * 1e3, tasks,
+           (unsigned long long)events, (double)events / best_sim, step, peak_rss_mib());
     return 0;
 }
 
@@ -111,8 +124,9 @@ int main(int argc, char **argv)
             paths[npaths++] = defaults[i];
     if (repeat < 1)
         repeat = 1;
-    printf("%-28s %-9s %8s %8s %9s %9s %10s %11s %12s %9s %8s\n", "scenario", "ranks", "load ms",
-           "build ms", "sim ms", "total ms", "tasks", "events", "events/s", "step s", "rss MiB");
+    printf("%-28s %-9s %8s %8s %9s %9s %9s %10s %11s %12s %9s %8s\n", "scenario", "ranks",
+           "load ms", "build ms", "sim ms", "total ms", "median ms", "tasks", "events", "events/s",
+           "step s", "rss MiB");
     for (i = 0; i < npaths; i++)
         rc |= bench(paths[i], all, repeat);
     return rc ? 1 : 0;

@@ -30,5 +30,15 @@ printf 'test,DGX-H100,16,1,1073741824,,measured_busbw,400,\n' >>"$tmp/v.csv"
 grep -q 'skipped: more GPUs than its nodes hold' "$tmp/out" ||
     fail "--validate did not skip the row: $(cat "$tmp/out")"
 
+# the nccl-tests harness mode: a word simtrain does not know is refused (exit 2), the known
+# ones run and say which harness they model
+"$bin" collective --hardware dgx-h100 --gpus 8 --sizes 1K:1K --launch bogus >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "invalid value 'bogus' for '--launch'" "$tmp/err" ||
+    fail "--launch bogus: exit $rc: $(cat "$tmp/err")"
+"$bin" collective --hardware dgx-h100 --gpus 8 --sizes 1K:1K --launch single-process >"$tmp/out" \
+    2>&1 || fail "--launch single-process: exit $?"
+grep -q '^# harness:' "$tmp/out" || fail "--launch single-process: no harness line"
+
 echo "collective_args: $failures failures"
 [ "$failures" -eq 0 ]

@@ -1,0 +1,142 @@
+/*
+ * test_prog.c - program stamping (prog.h prog_seg_*): the builder records a
+ * layer's tasks once and stamps copies for later layers and micro-batches.
+ * A stamped program must equal the one emitted afresh, task by task: kind,
+ * stream, categories, durations, bytes, memory, labels and dependencies.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "config_schema.h"
+#include "prog.h"
+#include "run.h"
+
+static void simulate(const struct scenario *s, struct run *r)
+{
+    struct sim_opts opts = { .all_ranks = false };
+    char reason[256];
+
+    if (run_scenario(s, &opts, r, reason, sizeof(reason)) != 0)
+        fail_msg("%s: %s", s->name, reason);
+}
+
+/* Fail with the first difference between two programs built from the same scenario. */
+static void same_prog(const char *what, const struct prog *a, const struct prog *b)
+{
+    char la[160], lb[160];
+    int i, k;
+
+    if (a->ntasks != b->ntasks)
+        fail_msg("%s %s: %d tasks stamped, %d fresh", what, a->role, a->ntasks, b->ntasks);
+    for (i = 0; i < a->ntasks; i++) {
+        const struct task *x = &a->tasks[i], *y = &b->tasks[i];
+        prog_label_text(a, x->label, la, sizeof(la));
+        prog_label_text(b, y->label, lb, sizeof(lb));
+        if (x->kind != y->kind || x->stream != y->stream || x->tcat != y->tcat ||
+            x->comm != y->comm || x->op != y->op || x->mcat0 != y->mcat0 || x->mcat1 != y->mcat1 ||
+            x->mb != y->mb || x->dur != y->dur || x->mem0 != y->mem0 || x->mem1 != y->mem1 ||
+            memcmp(&x->bytes, &y->bytes, sizeof(x->bytes)) != 0 || strcmp(la, lb) != 0 ||
+            x->npred != y->npred)
+            fail_msg("%s %s: task %d differs ('%s' stamped, '%s' fresh)", what, a->role, i, la, lb);
+        for (k = 0; k < x->npred; k++)
+            if (a->preds[x->pred0 + k] != b->preds[y->pred0 + k])
+                fail_msg("%s %s: task %d ('%s') dependency %d differs", what, a->role, i, la, k);
+    }
+}
+
+/* Build `path` with `sets` overrides stamped and fresh; compare programs and step times. */
+static void check(const char *path, const char *const *sets)
+{
+    struct cfg_override ovr[8] = { { 0 } };
+    struct scenario *s;
+    struct run r1, r2;
+    int n = 0, i;
+
+    while (sets && sets[n]) {
+        assert_int_equal(cfg_override_init(&ovr[n], sets[n], stderr), 0);
+        n++;
+    }
+    s = cfg_load_scenario(path, ovr, n, stderr);
+    for (i = 0; i < n; i++)
+        cfg_override_release(&ovr[i]);
+    assert_non_null(s);
+    prog_set_stamping(true);
+    simulate(s, &r1);
+    prog_set_stamping(false);
+    simulate(s, &r2);
+    prog_set_stamping(true);
+    assert_int_equal(r1.nprogs, r2.nprogs);
+    for (i = 0; i < r1.nprogs; i++)
+        same_prog(path, r1.progs[i], r2.progs[i]);
+    if (r1.sim.step != r2.sim.step)
+        fail_msg("%s: step %lld ns stamped, %lld ns fresh", path, (long long)r1.sim.step,
+                 (long long)r2.sim.step);
+    run_release(&r1);
+    run_release(&r2);
+    cfg_free(s);
+}
+
+/* Every shipped scenario: stamping changes nothing. */
+static void test_prog_stamping_matches_fresh_scenarios(void **state)
+{
+    static const char *const paths[] = {
+        "scenarios/70b_256gpu.yaml",        "scenarios/70b_256gpu_tp4pp8.yaml",
+        "scenarios/70b_256gpu_fsdp.yaml",   "scenarios/mixtral_8x7b_64gpu.yaml",
+        "scenarios/405b_16k.yaml",          "scenarios/7b_ddp_8gpu.yaml",
+        "scenarios/ddp_16gpu_2node.yaml",   "scenarios/sharding_7b_8gpu.yaml",
+        "scenarios/sharding_7b_64gpu.yaml", "scenarios/sharding_offload_13b_1gpu.yaml",
+        "scenarios/finetune_7b_1gpu.yaml",  "scenarios/qlora_7b_4090.yaml",
+        "scenarios/gpt2_1gpu.yaml",         "scenarios/ddp_8gpu.yaml",
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+        check(paths[i], NULL);
+}
+
+/*
+ * The settings that change a layer's shape: schedules (zero-bubble splits backward into input
+ * and weight passes), recomputation, TP overlap modes, sharding strategies, MoE with dense
+ * layers in between, uneven pipeline stages.
+ */
+static void test_prog_stamping_matches_fresh_variants(void **state)
+{
+    static const char *const flag[][5] = {
+        { "parallelism.schedule=1f1b", "parallelism.vpp=1", NULL },
+        { "parallelism.schedule=zb-h1", "parallelism.vpp=1", NULL },
+        { "parallelism.schedule=gpipe", "parallelism.vpp=1", NULL },
+        { "training.recompute=full", NULL },
+        { "training.recompute=none", NULL },
+        { "parallelism.tp_comm_overlap=true", NULL },
+        { "parallelism.tp_async_allreduce=false", "parallelism.sequence_parallel=false", NULL },
+        { "parallelism.first_stage_layers=17", "parallelism.last_stage_layers=21",
+          "parallelism.vpp=1", "parallelism.schedule=1f1b", NULL },
+    };
+    static const char *const shard[][2] = {
+        { "parallelism.sharding=zero1", NULL },
+        { "parallelism.sharding=zero2", NULL },
+        { "parallelism.sharding=fsdp", NULL },
+        { "parallelism.sharding=hsdp", NULL },
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(flag) / sizeof(flag[0]); i++)
+        check("scenarios/70b_256gpu.yaml", flag[i]);
+    for (size_t i = 0; i < sizeof(shard) / sizeof(shard[0]); i++)
+        check("scenarios/sharding_7b_64gpu.yaml", shard[i]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_prog_stamping_matches_fresh_scenarios),
+        cmocka_unit_test(test_prog_stamping_matches_fresh_variants),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
