@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "plot_chart.h"
@@ -18,10 +19,25 @@
 
 /* ---- text and Markdown ---------------------------------------------------------- */
 
+/* `path` relative to the working directory when it lies under it, so that generated documents
+ * do not depend on where the repository was cloned. */
+static const char *display_path(const char *path, const char *cwd)
+{
+    size_t n = strlen(cwd);
+
+    if (path && n > 0 && strncmp(path, cwd, n) == 0 && path[n] == '/')
+        return path + n + 1;
+    return path;
+}
+
 static void print_hardware(const struct validate_report *r, bool markdown, FILE *out)
 {
+    char cwd[4096];
+
+    if (!getcwd(cwd, sizeof(cwd)))
+        cwd[0] = '\0';
     for (int i = 0; i < r->nhw; i++) {
-        const char *cal = r->hw[i].calibration;
+        const char *cal = display_path(r->hw[i].calibration, cwd);
 
         if (markdown && cal)
             fprintf(out, "- hardware `%s`: calibration `%s`\n", r->hw[i].stem, cal);
