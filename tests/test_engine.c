@@ -1,6 +1,7 @@
-/* test_engine.c - the event heap against a sorted reference, FIFO ties, run order. */
+/* test_engine.c - the event queue (ring and heap) against references, FIFO ties, run order. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -86,6 +87,62 @@ static void test_heap_interleaved_push_pop(void **state)
     engine_release(&e);
 }
 
+/*
+ * The queue switches between a sorted ring (few events) and a heap (more than 32) and back
+ * (8 or fewer): with the pending count swinging across both thresholds many times and most
+ * events tied in time, every pop is the earliest (time, insertion sequence) left, as a
+ * linear scan of the pending events finds it.
+ */
+static void test_ring_heap_switches_keep_order(void **state)
+{
+    enum {
+        CAP = 64
+    };
+    struct engine e;
+    struct event ev;
+    struct {
+        sim_time t;
+        int64_t data;
+    } pend[CAP];
+    uint64_t rng = 11;
+    int i, n = 0, target = 40, switches = 0;
+
+    (void)state;
+    engine_init(&e);
+    for (i = 0; i < 40000; i++) {
+        bool push = n == 0 || (n < target && rng_uniform(&rng) < 0.8) ||
+                    (n >= target && rng_uniform(&rng) < 0.2);
+        if (n >= CAP - 1)
+            push = false;
+        if (push) {
+            sim_time t = e.now + (sim_time)(rng_next(&rng) % 4);
+            engine_at(&e, t, nop, NULL, i);
+            pend[n].t = t;
+            pend[n].data = i;
+            n++;
+        } else {
+            int best = 0, k;
+            for (k = 1; k < n; k++)
+                if (pend[k].t < pend[best].t ||
+                    (pend[k].t == pend[best].t && pend[k].data < pend[best].data))
+                    best = k;
+            assert_true(engine_pop(&e, &ev));
+            assert_int_equal(ev.t, pend[best].t);
+            assert_int_equal(ev.data, pend[best].data);
+            e.now = ev.t;
+            pend[best] = pend[--n];
+        }
+        if (n >= target) { /* swing the pending count between 40 and 4 */
+            target = 4;
+            switches++;
+        } else if (n <= target && target == 4) {
+            target = 40;
+        }
+    }
+    assert_true(switches > 100);
+    engine_release(&e);
+}
+
 static int order[8], norder;
 
 static void record(struct engine *e, void *ctx, int64_t data)
@@ -148,6 +205,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_heap_matches_sorted_reference),
         cmocka_unit_test(test_heap_interleaved_push_pop),
+        cmocka_unit_test(test_ring_heap_switches_keep_order),
         cmocka_unit_test(test_ties_run_fifo),
         cmocka_unit_test(test_run_advances_time),
     };
