@@ -364,8 +364,11 @@ static int check_batch(struct scenario *s, struct cfg_error *err)
     if (s->ddp.impl == DDP_IMPL_PYTORCH && p->sharding != SHARD_NONE)
         return fail(err, "ddp.impl", "ddp.impl pytorch reduces unsharded gradients; sharding is %s",
                     sharding_name(p->sharding));
-    if (s->ddp.impl == DDP_IMPL_MEGATRON && p->sharding != SHARD_NONE && p->sharding != SHARD_ZERO1)
-        return fail(err, "ddp.impl", "ddp.impl megatron runs with sharding none or zero1, not %s",
+    if (s->ddp.impl == DDP_IMPL_MEGATRON && p->sharding != SHARD_NONE &&
+        !(p->sharding == SHARD_ZERO1 && megatron_framework(p, DDP_IMPL_AUTO)))
+        return fail(err, "ddp.impl",
+                    "ddp.impl megatron runs with sharding none, or zero1 under the megatron "
+                    "framework (its distributed optimizer), not %s",
                     sharding_name(p->sharding));
     if (m->pos == POS_LEARNED && m->max_seq > 0 && t->seq_len > m->max_seq)
         return fail(err, "training.seq_len",
