@@ -1,6 +1,7 @@
 /* validate.c - runs file in, predictions and error statistics out; see validate.h. */
 #include "validate.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -219,18 +220,31 @@ static int get_int(struct rowctx *rc, enum col c, int def, int min, int *out)
     return 0;
 }
 
-/* An enumeration word from `names` (count entries, by value); empty gives `def`. */
-static int get_enum(struct rowctx *rc, enum col c, const char *(*name)(int), int count, int def,
-                    int *out)
+/*
+ * The YAML words of scenario key `key` (config_schema.c), which the runs format shares: one
+ * table spells each enumeration for both formats.
+ */
+static const struct enum_name *key_words(const char *key)
+{
+    size_t off, at, len;
+    char msg[160];
+    const struct field *f = schema_lookup(key, &off, &at, &len, msg, sizeof(msg));
+
+    assert(f && f->names);
+    return f->names;
+}
+
+/* An enumeration word of scenario key `key`; empty gives `def`. */
+static int get_enum(struct rowctx *rc, enum col c, const char *key, int def, int *out)
 {
     const char *s = field(rc, c);
 
     *out = def;
     if (!*s)
         return 0;
-    for (int i = 0; i < count; i++)
-        if (!strcmp(s, name(i))) {
-            *out = i;
+    for (const struct enum_name *n = key_words(key); n->name; n++)
+        if (!strcmp(s, n->name)) {
+            *out = n->value;
             return 0;
         }
     return bad(rc, "unknown %s '%s'", columns[c].name, s);
@@ -252,42 +266,6 @@ static int get_bool(struct rowctx *rc, enum col c, bool def, bool *out)
     return 0;
 }
 
-static const char *act_name_i(int i)
-{
-    static const char *const n[] = { "gelu", "swiglu" };
-    return (unsigned)i < ARRAY_LEN(n) ? n[i] : "?";
-}
-
-static const char *norm_name_i(int i)
-{
-    static const char *const n[] = { "layernorm", "rmsnorm" };
-    return (unsigned)i < ARRAY_LEN(n) ? n[i] : "?";
-}
-
-static const char *pos_name_i(int i)
-{
-    static const char *const n[] = { "learned", "rope", "none" };
-    return (unsigned)i < ARRAY_LEN(n) ? n[i] : "?";
-}
-
-static const char *attn_name_i(int i)
-{
-    static const char *const n[] = { "flash", "standard" };
-    return (unsigned)i < ARRAY_LEN(n) ? n[i] : "?";
-}
-
-static const char *cross_entropy_name_i(int i)
-{
-    static const char *const n[] = { "fp32", "fused" };
-    return (unsigned)i < ARRAY_LEN(n) ? n[i] : "?";
-}
-
-static const char *attn_impl_name_i(int i)
-{
-    static const char *const n[] = { "cuda", "triton" };
-    return (unsigned)i < ARRAY_LEN(n) ? n[i] : "?";
-}
-
 /* A probability in [0, 1]; empty leaves *out unchanged. */
 static int get_prob(struct rowctx *rc, enum col c, double *out)
 {
@@ -303,27 +281,6 @@ static int get_prob(struct rowctx *rc, enum col c, double *out)
         return bad(rc, "%s '%s' is not a number between 0 and 1", columns[c].name, s);
     *out = v;
     return 0;
-}
-
-static const char *ddp_impl_name_i(int i)
-{
-    static const char *const names[] = { "auto", "megatron", "pytorch" };
-    return names[i];
-}
-
-static const char *sharding_name_i(int i)
-{
-    return sharding_name((enum sharding)i);
-}
-
-static const char *recompute_name_i(int i)
-{
-    return recompute_name((enum recompute)i);
-}
-
-static const char *dtype_name_i(int i)
-{
-    return dtype_name((enum dtype)i);
 }
 
 /* The runs format's framework words; "other" and empty leave the simulator's choice (auto). */
@@ -350,44 +307,30 @@ static int get_framework(struct rowctx *rc, enum framework *fw)
     return bad(rc, "unknown framework '%s'", s);
 }
 
-static const char *finetune_name_i(int i)
-{
-    return finetune_name((enum finetune)i);
-}
-
-static const char *optimizer_name_i(int i)
-{
-    return optimizer_name((enum optimizer_kind)i);
-}
-
-static const char *offload_name_i(int i)
-{
-    static const char *const n[] = { "none", "optimizer", "params" };
-    return (unsigned)i < ARRAY_LEN(n) ? n[i] : "?";
-}
-
-/* LoRA targets as `q+k+v+o+gate+up+down`, or `all` (empty: the scenario default, q+v). */
+/* LoRA targets as `q+k+v+o+gate+up+down` (the YAML words), or `all` (empty: the scenario
+ * default, q+v). */
 static int get_targets(struct rowctx *rc, unsigned *out)
 {
-    static const char *const n[] = { "q", "k", "v", "o", "gate", "up", "down" };
+    const struct enum_name *words = key_words("training.lora.targets"), *n;
     const char *s = field(rc, C_LORA_TARGETS);
 
     if (!*s)
         return 0;
+    *out = 0;
     if (!strcmp(s, "all")) {
-        *out = (1u << ARRAY_LEN(n)) - 1;
+        for (n = words; n->name; n++)
+            *out |= (unsigned)n->value;
         return 0;
     }
-    *out = 0;
     while (*s) {
-        size_t len = strcspn(s, "+"), i;
-        for (i = 0; i < ARRAY_LEN(n); i++)
-            if (strlen(n[i]) == len && !strncmp(s, n[i], len))
+        size_t len = strcspn(s, "+");
+        for (n = words; n->name; n++)
+            if (strlen(n->name) == len && !strncmp(s, n->name, len))
                 break;
-        if (i == ARRAY_LEN(n))
+        if (!n->name)
             return bad(rc, "unknown lora target '%.*s' in '%s'", (int)len, s,
                        field(rc, C_LORA_TARGETS));
-        *out |= 1u << i;
+        *out |= (unsigned)n->value;
         s += len + (s[len] == '+');
     }
     return 0;
@@ -415,19 +358,17 @@ static int fill_memory(struct rowctx *rc, struct training *tr)
 {
     int ft, opt, off, grad, rank;
 
-    if (get_enum(rc, C_FINETUNE, finetune_name_i, FT_QLORA + 1, tr->finetune, &ft) ||
+    if (get_enum(rc, C_FINETUNE, "training.finetune", tr->finetune, &ft) ||
         get_int(rc, C_LORA_RANK, tr->lora.rank, 1, &rank) || get_targets(rc, &tr->lora.targets) ||
         get_bool(rc, C_LORA_DOUBLE_QUANT, tr->lora.double_quant, &tr->lora.double_quant) ||
         get_bool(rc, C_LORA_PAGED, tr->lora.paged_optimizer, &tr->lora.paged_optimizer) ||
-        get_enum(rc, C_OFFLOAD, offload_name_i, OFFLOAD_PARAMS + 1, tr->offload, &off) ||
-        get_enum(rc, C_OPTIMIZER, optimizer_name_i, OPT_ADAFACTOR + 1, tr->optimizer, &opt) ||
+        get_enum(rc, C_OFFLOAD, "training.offload", tr->offload, &off) ||
+        get_enum(rc, C_OPTIMIZER, "training.optimizer", tr->optimizer, &opt) ||
         get_bool(rc, C_MASTER_WEIGHTS, tr->master_weights, &tr->master_weights) ||
-        get_enum(rc, C_GRAD_DTYPE, dtype_name_i, DT_COUNT, tr->grad_dtype, &grad) ||
+        get_enum(rc, C_GRAD_DTYPE, "training.grad_dtype", tr->grad_dtype, &grad) ||
         get_gib(rc, C_OVERHEAD, &tr->overhead_bytes) ||
         get_prob(rc, C_LORA_DROPOUT, &tr->lora.dropout))
         return -1;
-    if (grad != DT_FP32 && grad != DT_BF16 && grad != DT_FP16)
-        return bad(rc, "grad_dtype '%s' is not one of fp32, bf16, fp16", field(rc, C_GRAD_DTYPE));
     tr->finetune = (enum finetune)ft;
     tr->lora.rank = rank;
     tr->lora.alpha = 2.0 * rank; /* the YAML default; alpha changes no cost */
@@ -448,13 +389,13 @@ static int fill_model(struct rowctx *rc, struct model *m, int seq_len)
     if (get_int(rc, C_LAYERS, 0, 1, &m->layers) || get_int(rc, C_HIDDEN, 0, 1, &m->hidden) ||
         get_int(rc, C_HEADS, 0, 1, &m->heads) || get_int(rc, C_KV_HEADS, 0, 0, &m->kv_heads) ||
         get_int(rc, C_VOCAB, 0, 1, &m->vocab) ||
-        get_enum(rc, C_FFN_ACT, act_name_i, 2, ACT_GELU, &act))
+        get_enum(rc, C_FFN_ACT, "workload.activation", ACT_GELU, &act))
         return -1;
     m->act = (enum ffn_act)act;
     gpt = m->act == ACT_GELU;
     if (get_int(rc, C_FFN_HIDDEN, 4 * m->hidden, 1, &m->ffn_hidden) ||
-        get_enum(rc, C_NORM, norm_name_i, 2, gpt ? NORM_LAYERNORM : NORM_RMSNORM, &norm) ||
-        get_enum(rc, C_POSITION, pos_name_i, 3, gpt ? POS_LEARNED : POS_ROPE, &pos) ||
+        get_enum(rc, C_NORM, "workload.norm", gpt ? NORM_LAYERNORM : NORM_RMSNORM, &norm) ||
+        get_enum(rc, C_POSITION, "workload.position", gpt ? POS_LEARNED : POS_ROPE, &pos) ||
         get_bool(rc, C_BIAS, gpt, &m->bias) || get_bool(rc, C_DROPOUT, gpt, &m->dropout) ||
         get_bool(rc, C_TIED, gpt, &m->tied_embeddings) ||
         get_int(rc, C_MOE_EXPERTS, 0, 0, &experts) || get_int(rc, C_MOE_TOPK, 0, 0, &topk))
@@ -481,15 +422,12 @@ static int fill_training(struct rowctx *rc, struct scenario *s)
     if (get_int(rc, C_SEQ_LEN, 0, 1, &tr->seq_len) ||
         get_int(rc, C_GLOBAL_BATCH, 0, 1, &tr->global_batch) ||
         get_int(rc, C_MICRO_BATCH, 1, 1, &tr->micro_batch) ||
-        get_enum(rc, C_RECOMPUTE, recompute_name_i, 3, RC_NONE, &rec) ||
-        get_enum(rc, C_ATTENTION, attn_name_i, 2, ATTN_FLASH, &attn) ||
-        get_enum(rc, C_ATTN_IMPL, attn_impl_name_i, 2, ATTN_IMPL_CUDA, &impl) ||
-        get_enum(rc, C_CROSS_ENTROPY, cross_entropy_name_i, 2, CE_FP32, &ce) ||
-        get_enum(rc, C_PRECISION, dtype_name_i, DT_COUNT, DT_BF16, &prec))
+        get_enum(rc, C_RECOMPUTE, "training.recompute", RC_NONE, &rec) ||
+        get_enum(rc, C_ATTENTION, "training.attention", ATTN_FLASH, &attn) ||
+        get_enum(rc, C_ATTN_IMPL, "training.attention_impl", ATTN_IMPL_CUDA, &impl) ||
+        get_enum(rc, C_CROSS_ENTROPY, "training.cross_entropy", CE_FP32, &ce) ||
+        get_enum(rc, C_PRECISION, "training.precision", DT_BF16, &prec))
         return -1;
-    if (prec != DT_BF16 && prec != DT_FP16 && prec != DT_FP8 && prec != DT_FP32)
-        return bad(rc, "precision '%s' is not one of bf16, fp16, fp8, fp32",
-                   field(rc, C_PRECISION));
     tr->recompute = (enum recompute)rec;
     tr->attention = (enum attn_kind)attn;
     tr->attention_impl = (enum attn_impl)impl;
@@ -509,8 +447,8 @@ static int fill_parallel(struct rowctx *rc, struct scenario *s)
         get_bool(rc, C_SEQUENCE_PARALLEL, false, &p->sequence_parallel) ||
         get_bool(rc, C_GRAD_ACCUM_FUSION, true, &s->ddp.grad_accum_fusion) ||
         get_bool(rc, C_TP_ASYNC, true, &p->tp_async_allreduce) ||
-        get_enum(rc, C_DDP_IMPL, ddp_impl_name_i, 3, DDP_IMPL_AUTO, &impl) ||
-        get_enum(rc, C_SHARDING, sharding_name_i, SHARD_FSDP_NO_SHARD + 1, SHARD_NONE, &sh) ||
+        get_enum(rc, C_DDP_IMPL, "ddp.impl", DDP_IMPL_AUTO, &impl) ||
+        get_enum(rc, C_SHARDING, "parallelism.sharding", SHARD_NONE, &sh) ||
         get_framework(rc, &p->framework))
         return -1;
     p->sharding = (enum sharding)sh;
@@ -541,7 +479,7 @@ int validate_row_scenario(const struct csv_table *t, int row, const struct hardw
      * row leaves empty. */
     if (*field(&rc, C_FSDP_REDUCE_DTYPE)) {
         int rd;
-        if (get_enum(&rc, C_FSDP_REDUCE_DTYPE, dtype_name_i, DT_COUNT, DT_FP32, &rd))
+        if (get_enum(&rc, C_FSDP_REDUCE_DTYPE, "fsdp.reduce_dtype", DT_FP32, &rd))
             return -1;
         s->fsdp.reduce_dtype = (enum dtype)rd;
         given |= GIVEN_REDUCE_DTYPE;

@@ -245,6 +245,68 @@ static void test_validate_derived_defaults_and_accuracy_columns(void **state)
     validate_release(&rep);
 }
 
+/*
+ * Every enumeration column takes the YAML words of its scenario key, and the software-version
+ * columns (grad_accum_fusion, ddp_impl, tp_async_allreduce, fsdp_reduce_dtype) reach the
+ * scenario; a word the YAML key does not know is the row's error.
+ */
+static void test_validate_enum_and_version_columns(void **state)
+{
+    struct fake f = { .ids = { "all", "bad" }, .measured = { 1, 1 }, .n = 2, .fits = true };
+    struct validate_report rep;
+    const struct scenario *s = &f.last;
+    const char *head =
+        "id,hardware,num_gpus,layers,hidden,heads,vocab,seq_len,global_batch,ffn_act,norm,"
+        "position,recompute,attention,attn_impl,cross_entropy,precision,finetune,lora_targets,"
+        "offload,optimizer,grad_dtype,sharding,tp,framework,grad_accum_fusion,ddp_impl,"
+        "tp_async_allreduce,fsdp_reduce_dtype,metric,value\n";
+    char text[2048];
+
+    (void)state;
+    snprintf(text, sizeof(text),
+             "%sall,fake-a100,8,4,1024,16,32000,2048,64,swiglu,layernorm,none,selective,standard,"
+             "cuda,fused,fp16,lora,q+k+down,none,sgd,fp16,none,2,megatron,0,pytorch,0,,"
+             "step_time_s,1\n",
+             head);
+    assert_int_equal(run(text, &f, &rep, stderr), 0);
+    assert_true(rep.rows[0].ok);
+    assert_int_equal(s->model.act, ACT_SWIGLU);
+    assert_int_equal(s->model.norm, NORM_LAYERNORM);
+    assert_int_equal(s->model.pos, POS_NONE);
+    assert_int_equal(s->train.recompute, RC_SELECTIVE);
+    assert_int_equal(s->train.attention, ATTN_STANDARD);
+    assert_int_equal(s->train.attention_impl, ATTN_IMPL_CUDA);
+    assert_int_equal(s->train.cross_entropy, CE_FUSED);
+    assert_int_equal(s->train.precision, DT_FP16);
+    assert_int_equal(s->train.finetune, FT_LORA);
+    assert_int_equal(s->train.lora.targets, LORA_Q | LORA_K | LORA_DOWN);
+    assert_int_equal(s->train.optimizer, OPT_SGD);
+    assert_int_equal(s->train.grad_dtype, DT_FP16);
+    assert_false(s->ddp.grad_accum_fusion);
+    assert_int_equal(s->ddp.impl, DDP_IMPL_PYTORCH);
+    assert_true(s->ddp.overlap); /* PyTorch DDP's default, though the framework is Megatron */
+    assert_false(s->par.tp_async_allreduce);
+    validate_release(&rep);
+    snprintf(text, sizeof(text),
+             "%sall,fake-a100,8,4,1024,16,32000,2048,64,,,,,,,,,,,,,,fsdp,1,,,,,fp32,"
+             "step_time_s,1\n",
+             head);
+    assert_int_equal(run(text, &f, &rep, stderr), 0);
+    assert_true(rep.rows[0].ok);
+    assert_int_equal(s->fsdp.reduce_dtype, DT_FP32);
+    assert_int_equal(s->fsdp.param_dtype, DT_BF16);
+    assert_true(s->ddp.grad_accum_fusion);
+    assert_true(s->par.tp_async_allreduce);
+    validate_release(&rep);
+    snprintf(text, sizeof(text),
+             "%sbad,fake-a100,8,4,1024,16,32000,2048,64,,,,,,,,tf32,,,,,,,,,,,,,step_time_s,1\n",
+             head);
+    assert_int_equal(run(text, &f, &rep, stderr), 0);
+    assert_false(rep.rows[0].ok);
+    assert_string_equal(rep.rows[0].reason, "unknown precision 'tf32'");
+    validate_release(&rep);
+}
+
 /* swiglu rows are Llama style unless the optional style columns say otherwise. */
 static void test_validate_block_style(void **state)
 {
@@ -622,6 +684,7 @@ int main(void)
         cmocka_unit_test(test_validate_rfc4180_quoting),
         cmocka_unit_test(test_validate_missing_optional_columns),
         cmocka_unit_test(test_validate_derived_defaults_and_accuracy_columns),
+        cmocka_unit_test(test_validate_enum_and_version_columns),
         cmocka_unit_test(test_validate_block_style),
         cmocka_unit_test(test_validate_bad_rows),
         cmocka_unit_test(test_validate_missing_required_column),
