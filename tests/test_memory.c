@@ -15,6 +15,8 @@
 
 #include <cmocka.h>
 
+#include "support.h"
+
 #include "config.h"
 #include "config_schema.h"
 #include "memory.h"
@@ -226,32 +228,6 @@ static void test_memory_bytes_per_param(void **state)
 
 /* ---- through the engine ---------------------------------------------------------------- */
 
-/* Load a scenario with `--set` style overrides (NULL-terminated), failing the test on error. */
-static struct scenario *load(const char *path, const char *const *sets)
-{
-    struct cfg_override ovr[16] = { 0 };
-    struct scenario *s;
-    int n = 0, i;
-
-    for (; sets && sets[n]; n++)
-        assert_int_equal(cfg_override_init(&ovr[n], sets[n], stderr), 0);
-    s = cfg_load_scenario(path, ovr, n, stderr);
-    for (i = 0; i < n; i++)
-        cfg_override_release(&ovr[i]);
-    if (!s)
-        fail_msg("'%s' did not load", path);
-    return s;
-}
-
-static void simulate(const struct scenario *s, struct run *r)
-{
-    struct sim_opts opts = { 0 };
-    char reason[256];
-
-    if (run_scenario(s, &opts, r, reason, sizeof(reason)) != 0)
-        fail_msg("%s", reason);
-}
-
 /*
  * The peak without DDP's gradient-bucket copies when there is no data-parallel
  * peer: a single process is not wrapped in DDP (memory_ddp_bucket_bytes()).
@@ -283,9 +259,9 @@ static void test_memory_categories_sum_to_peak(void **state)
 
     (void)state;
     for (i = 0; i < ARRAY_LEN(cases); i++) {
-        struct scenario *s = load("scenarios/gpt2_1gpu.yaml", cases[i]);
+        struct scenario *s = test_load("scenarios/gpt2_1gpu.yaml", NULL, cases[i]);
         struct run r;
-        simulate(s, &r);
+        test_simulate(s, false, &r);
         for (k = 0; k < r.sim.nranks; k++) {
             const struct rank_result *rr = &r.sim.ranks[k];
             int64_t sum = 0;
@@ -308,14 +284,14 @@ static void test_memory_lora_states_only_adapters(void **state)
 {
     static const char *const sets[] = { "training.finetune=lora", "training.lora.rank=16",
                                         "training.lora.targets=[q,v]", NULL };
-    struct scenario *s = load("scenarios/gpt2_1gpu.yaml", sets);
+    struct scenario *s = test_load("scenarios/gpt2_1gpu.yaml", NULL, sets);
     double adapters = workload_lora_params_total(s);
     double base = workload_params_total(&s->model);
     const struct rank_result *rr;
     struct run r;
 
     (void)state;
-    simulate(s, &r);
+    test_simulate(s, false, &r);
     rr = &r.sim.ranks[r.peak_idx];
     assert_near((double)rr->at_peak[MC_GRADS], adapters * 4, 2);
     assert_near((double)rr->at_peak[MC_MASTER], adapters * 4, 2);
@@ -377,8 +353,8 @@ static void test_memory_litgpt_measured_peaks(void **state)
         snprintf(wl, sizeof(wl), "workload=%s", rows[i].workload);
         snprintf(ft, sizeof(ft), "training.finetune=%s", rows[i].finetune);
         snprintf(dq, sizeof(dq), "training.lora.double_quant=%s", rows[i].dq);
-        s = load("scenarios/gpt2_1gpu.yaml", sets);
-        simulate(s, &r);
+        s = test_load("scenarios/gpt2_1gpu.yaml", NULL, sets);
+        test_simulate(s, false, &r);
         err = single_gpu_peak(&r) / (rows[i].gb * GB) - 1;
         if (fabs(err) > rows[i].tol)
             fail_msg("%s %s dq=%s: %.2f GB predicted, %.2f measured (%+.1f %%)", rows[i].workload,
@@ -427,7 +403,7 @@ static void test_memory_fused_qkv_pinned_by_v_view(void **state)
     for (i = 0; i < 3; i++) {
         struct scenario *s;
         sets[4] = fw[i];
-        s = load("scenarios/gpt2_1gpu.yaml", sets);
+        s = test_load("scenarios/gpt2_1gpu.yaml", NULL, sets);
         if (i == 2)
             s->model.kv_heads = 8; /* GQA: LitGPT expands K and V into copies */
         pinned[i] = op_saved(s, "rope");
@@ -453,9 +429,9 @@ static void test_memory_qlora_dequant_buffer(void **state)
     struct run r;
 
     (void)state;
-    s = load("scenarios/gpt2_1gpu.yaml", sets);
+    s = test_load("scenarios/gpt2_1gpu.yaml", NULL, sets);
     assert_near(memory_dequant_bytes(s), 100663296.0, 0.5);
-    simulate(s, &r);
+    test_simulate(s, false, &r);
     assert_near((double)r.sim.ranks[r.peak_idx].at_peak[MC_WORKSPACE], 100663296.0, 1);
     run_release(&r);
     s->par.tp = 2;
@@ -487,8 +463,8 @@ static void test_memory_double_quant_saving(void **state)
         struct scenario *s;
         struct run r;
         sets[5] = dq ? "training.lora.double_quant=true" : "training.lora.double_quant=false";
-        s = load("scenarios/gpt2_1gpu.yaml", sets);
-        simulate(s, &r);
+        s = test_load("scenarios/gpt2_1gpu.yaml", NULL, sets);
+        test_simulate(s, false, &r);
         peak[dq] = single_gpu_peak(&r);
         run_release(&r);
         cfg_free(s);
@@ -509,19 +485,19 @@ static void test_memory_fits_7b(void **state)
     struct run r;
 
     (void)state;
-    s = load("scenarios/finetune_7b_1gpu.yaml", NULL);
-    simulate(s, &r);
+    s = test_load("scenarios/finetune_7b_1gpu.yaml", NULL, NULL);
+    test_simulate(s, false, &r);
     assert_false(r.fits);
     assert_true(single_gpu_peak(&r) > 121e9);
     run_release(&r);
     cfg_free(s);
-    s = load("scenarios/finetune_7b_1gpu.yaml", lora);
-    simulate(s, &r);
+    s = test_load("scenarios/finetune_7b_1gpu.yaml", NULL, lora);
+    test_simulate(s, false, &r);
     assert_true(single_gpu_peak(&r) < r.capacity_bytes);
     run_release(&r);
     cfg_free(s);
-    s = load("scenarios/qlora_7b_4090.yaml", NULL);
-    simulate(s, &r);
+    s = test_load("scenarios/qlora_7b_4090.yaml", NULL, NULL);
+    test_simulate(s, false, &r);
     assert_true(single_gpu_peak(&r) < 0.5 * r.capacity_bytes);
     assert_int_equal(r.sim.ranks[r.peak_idx].at_peak[MC_OPTIM], 0); /* paged to the host */
     run_release(&r);

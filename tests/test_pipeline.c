@@ -18,6 +18,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "support.h"
+
 #include "config_schema.h"
 #include "run.h"
 #include "strategy.h"
@@ -31,33 +33,6 @@
     "training: {seq_len: 2048, micro_batch: 1, recompute: none, attention: flash}\n"               \
     "parallelism: {pp: 4, tp: 1, dp: 1, order: pp-tp-cp-ep-dp}\n"
 
-/* Load BASE with overrides ("key=value" strings, NULL-terminated) and simulate one step. */
-static struct scenario *load(const char *const *sets)
-{
-    struct cfg_override ovr[16] = { { 0 } };
-    struct scenario *s;
-    int n = 0, i;
-
-    while (sets && sets[n]) {
-        assert_int_equal(cfg_override_init(&ovr[n], sets[n], stderr), 0);
-        n++;
-    }
-    s = cfg_load_scenario_mem("pipeline-test.yaml", BASE, strlen(BASE), ovr, n, stderr);
-    for (i = 0; i < n; i++)
-        cfg_override_release(&ovr[i]);
-    assert_non_null(s);
-    return s;
-}
-
-static void simulate(const struct scenario *s, struct run *r)
-{
-    struct sim_opts opts = { 0 };
-    char reason[256];
-
-    if (run_scenario(s, &opts, r, reason, sizeof(reason)) != 0)
-        fail_msg("%s", reason);
-}
-
 /* Idle time of stage `st` over its compute time (the bubble relative to ideal time). */
 static double bubble(const struct run *r, int st)
 {
@@ -66,11 +41,6 @@ static double bubble(const struct run *r, int st)
 
     assert_int_equal(rr->coords[DIM_PP], st);
     return (double)rr->bucket[TC_IDLE] / compute;
-}
-
-static double rel_err(double got, double want)
-{
-    return got > want ? (got - want) / want : (want - got) / want;
 }
 
 /* ---- the layer split ---------------------------------------------------------------------- */
@@ -120,7 +90,7 @@ static void test_partition_chunks_and_errors(void **state)
 static void test_partition_scenario_accounts_embedding(void **state)
 {
     const char *sets[] = { "workload.layers=14", "training.global_batch=8", NULL };
-    struct scenario *s = load(sets);
+    struct scenario *s = test_load("pipeline-test.yaml", BASE, sets);
     struct run r;
     int st, total = 0;
 
@@ -131,7 +101,7 @@ static void test_partition_scenario_accounts_embedding(void **state)
     assert_int_equal(strategy_stage_layers(s, 1), 4);
     assert_int_equal(strategy_stage_layers(s, 3), 3);
     assert_int_equal(total, 14);
-    simulate(s, &r);
+    test_simulate(s, false, &r);
     assert_true(r.step_s > 0);
     run_release(&r);
     cfg_free(s);
@@ -153,12 +123,12 @@ static void test_pipeline_1f1b_bubble_closed_form(void **state)
 
     (void)state;
     for (k = 0; k < ARRAY_LEN(ms); k++) {
-        struct scenario *s = load(sets[k]);
+        struct scenario *s = test_load("pipeline-test.yaml", BASE, sets[k]);
         struct run r;
         double want = 3.0 / ms[k], got;
-        simulate(s, &r);
+        test_simulate(s, false, &r);
         got = bubble(&r, 1);
-        if (rel_err(got, want) > 0.08)
+        if (test_rel_err(got, want) > 0.08)
             fail_msg("m=%d: 1F1B bubble %.4f, closed form (p-1)/m = %.4f", ms[k], got, want);
         assert_true(got < prev);
         prev = got;
@@ -171,14 +141,14 @@ static void test_pipeline_1f1b_bubble_closed_form(void **state)
 static void test_pipeline_gpipe_bubble(void **state)
 {
     const char *sets[] = { "training.global_batch=16", "parallelism.schedule=gpipe", NULL };
-    struct scenario *s = load(sets);
+    struct scenario *s = test_load("pipeline-test.yaml", BASE, sets);
     struct run r;
     double got;
 
     (void)state;
-    simulate(s, &r);
+    test_simulate(s, false, &r);
     got = bubble(&r, 1);
-    if (rel_err(got, 3.0 / 16) > 0.08)
+    if (test_rel_err(got, 3.0 / 16) > 0.08)
         fail_msg("GPipe bubble %.4f, closed form %.4f", got, 3.0 / 16);
     run_release(&r);
     cfg_free(s);
@@ -192,22 +162,23 @@ static void test_pipeline_interleaved_bubble_and_traffic(void **state)
 {
     const char *plain[] = { "training.global_batch=16", NULL };
     const char *inter[] = { "training.global_batch=16", "parallelism.vpp=2", NULL };
-    struct scenario *s1 = load(plain), *s2 = load(inter);
+    struct scenario *s1 = test_load("pipeline-test.yaml", BASE, plain),
+                    *s2 = test_load("pipeline-test.yaml", BASE, inter);
     struct run r1, r2;
     double got, want = 3.0 / (16 * 2), b1, b2;
 
     (void)state;
     assert_int_equal(s2->par.schedule, SCHED_INTERLEAVED);
-    simulate(s1, &r1);
-    simulate(s2, &r2);
+    test_simulate(s1, false, &r1);
+    test_simulate(s2, false, &r2);
     got = bubble(&r2, 1);
-    if (rel_err(got, want) > 0.12)
+    if (test_rel_err(got, want) > 0.12)
         fail_msg("interleaved bubble %.4f, closed form (p-1)/(m v) = %.4f", got, want);
     assert_true(got < bubble(&r1, 1));
     b1 = r1.sim.ranks[1].comm_bytes[COMM_PP_NEXT];
     b2 = r2.sim.ranks[1].comm_bytes[COMM_PP_NEXT];
     assert_true(b1 > 0);
-    assert_true(rel_err(b2 / b1, 2.0) < 1e-9);
+    assert_true(test_rel_err(b2 / b1, 2.0) < 1e-9);
     run_release(&r1);
     run_release(&r2);
     cfg_free(s1);
@@ -219,20 +190,21 @@ static void test_pipeline_zb_h1_smaller_bubble(void **state)
 {
     const char *plain[] = { "training.global_batch=16", NULL };
     const char *zb[] = { "training.global_batch=16", "parallelism.schedule=zb-h1", NULL };
-    struct scenario *s1 = load(plain), *s2 = load(zb);
+    struct scenario *s1 = test_load("pipeline-test.yaml", BASE, plain),
+                    *s2 = test_load("pipeline-test.yaml", BASE, zb);
     struct run r1, r2;
     double b1, b2;
 
     (void)state;
-    simulate(s1, &r1);
-    simulate(s2, &r2);
+    test_simulate(s1, false, &r1);
+    test_simulate(s2, false, &r2);
     b1 = bubble(&r1, 0);
     b2 = bubble(&r2, 0);
     if (!(b2 < 0.6 * b1))
         fail_msg("ZB-H1 bubble %.4f is not well below 1F1B's %.4f", b2, b1);
     /* ...with the same activations in flight (ZB-H1: 1x 1F1B memory) */
-    assert_true(rel_err((double)r2.sim.ranks[0].at_peak[MC_ACT],
-                        (double)r1.sim.ranks[0].at_peak[MC_ACT]) < 0.02);
+    assert_true(test_rel_err((double)r2.sim.ranks[0].at_peak[MC_ACT],
+                             (double)r1.sim.ranks[0].at_peak[MC_ACT]) < 0.02);
     run_release(&r1);
     run_release(&r2);
     cfg_free(s1);
@@ -264,24 +236,26 @@ static void test_pipeline_in_flight_activations(void **state)
     const char *f1b[] = { "training.global_batch=16", NULL };
     const char *gp[] = { "training.global_batch=16", "parallelism.schedule=gpipe", NULL };
     const char *il[] = { "training.global_batch=16", "parallelism.vpp=2", NULL };
-    struct scenario *s1 = load(f1b), *s2 = load(gp), *s3 = load(il);
+    struct scenario *s1 = test_load("pipeline-test.yaml", BASE, f1b),
+                    *s2 = test_load("pipeline-test.yaml", BASE, gp),
+                    *s3 = test_load("pipeline-test.yaml", BASE, il);
     struct run r1, r2, r3;
     double per_mb = stage0_act_per_mb(s1), a1, a2, a3;
 
     (void)state;
-    simulate(s1, &r1);
-    simulate(s2, &r2);
-    simulate(s3, &r3);
+    test_simulate(s1, false, &r1);
+    test_simulate(s2, false, &r2);
+    test_simulate(s3, false, &r3);
     a1 = (double)r1.sim.ranks[0].at_peak[MC_ACT];
     a2 = (double)r2.sim.ranks[0].at_peak[MC_ACT];
     a3 = (double)r3.sim.ranks[0].at_peak[MC_ACT];
-    if (rel_err(a1, 4 * per_mb) > 0.01)
+    if (test_rel_err(a1, 4 * per_mb) > 0.01)
         fail_msg("1F1B stage 0 holds %.3g B of activations, want p = 4 micro-batches (%.3g B)", a1,
                  4 * per_mb);
-    if (rel_err(a2, 16 * per_mb) > 0.01)
+    if (test_rel_err(a2, 16 * per_mb) > 0.01)
         fail_msg("GPipe stage 0 holds %.3g B, want m = 16 micro-batches (%.3g B)", a2, 16 * per_mb);
     /* interleaved: chunks carry half the layers; the embedding rides in chunk 0 */
-    if (rel_err(a3, a1 * (1 + 3.0 / 8)) > 0.05)
+    if (test_rel_err(a3, a1 * (1 + 3.0 / 8)) > 0.05)
         fail_msg("interleaved stage 0 holds %.3g B, want 1F1B x (1 + (p-1)/(p v)) = %.3g B", a3,
                  a1 * (1 + 3.0 / 8));
     run_release(&r1);

@@ -13,18 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "config_schema.h"
-#include "prog.h"
-#include "run.h"
-
-static void simulate(const struct scenario *s, struct run *r)
-{
-    struct sim_opts opts = { .all_ranks = false };
-    char reason[256];
-
-    if (run_scenario(s, &opts, r, reason, sizeof(reason)) != 0)
-        fail_msg("%s: %s", s->name, reason);
-}
+#include "support.h"
 
 /* Fail with the first difference between two programs built from the same scenario. */
 static void same_prog(const char *what, const struct prog *a, const struct prog *b)
@@ -53,23 +42,14 @@ static void same_prog(const char *what, const struct prog *a, const struct prog 
 /* Build `path` with `sets` overrides stamped and fresh; compare programs and step times. */
 static void check(const char *path, const char *const *sets)
 {
-    struct cfg_override ovr[8] = { { 0 } };
-    struct scenario *s;
+    struct scenario *s = test_load(path, NULL, sets);
     struct run r1, r2;
-    int n = 0, i;
+    int i;
 
-    while (sets && sets[n]) {
-        assert_int_equal(cfg_override_init(&ovr[n], sets[n], stderr), 0);
-        n++;
-    }
-    s = cfg_load_scenario(path, ovr, n, stderr);
-    for (i = 0; i < n; i++)
-        cfg_override_release(&ovr[i]);
-    assert_non_null(s);
     prog_set_stamping(true);
-    simulate(s, &r1);
+    test_simulate(s, false, &r1);
     prog_set_stamping(false);
-    simulate(s, &r2);
+    test_simulate(s, false, &r2);
     prog_set_stamping(true);
     assert_int_equal(r1.nprogs, r2.nprogs);
     for (i = 0; i < r1.nprogs; i++)

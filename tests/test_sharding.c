@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "support.h"
+
 #include "config.h"
 #include "csv.h"
 #include "memory.h"
@@ -110,17 +112,6 @@ static double timeline_max(const struct sim_case *c, int cat)
         if ((double)rr->tl[i].cur[cat] > most)
             most = (double)rr->tl[i].cur[cat];
     return most;
-}
-
-/* Collectives of one kind and operation in a program. */
-static int count_colls(const struct prog *p, int comm, int op)
-{
-    int i, n = 0;
-
-    for (i = 0; i < p->ntasks; i++)
-        if (p->tasks[i].kind == TASK_COLL && p->tasks[i].comm == comm && p->tasks[i].op == op)
-            n++;
-    return n;
 }
 
 /* ---- strategy choice, buckets, order --------------------------------------------------- */
@@ -281,11 +272,11 @@ static void test_sharding_zero1_reduces_at_boundary(void **state)
              "training.global_batch=32", NULL);
     run_case(&z2, "sharding_7b_8gpu", SYMMETRIC, "parallelism.sharding=zero2",
              "training.global_batch=32", NULL);
-    n1 = count_colls(z1.r.progs[0], COMM_DP, COLL_REDUCE_SCATTER);
-    n2 = count_colls(z2.r.progs[0], COMM_DP, COLL_REDUCE_SCATTER);
+    n1 = test_count_colls(z1.r.progs[0], COMM_DP, COLL_REDUCE_SCATTER);
+    n2 = test_count_colls(z2.r.progs[0], COMM_DP, COLL_REDUCE_SCATTER);
     assert_true(n1 > 0);
     assert_int_equal(n2, 4 * n1);
-    assert_int_equal(count_colls(z1.r.progs[0], COMM_DP, COLL_ALL_GATHER), 1);
+    assert_int_equal(test_count_colls(z1.r.progs[0], COMM_DP, COLL_ALL_GATHER), 1);
     free_case(&z1);
     free_case(&z2);
 }

@@ -17,42 +17,13 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "support.h"
+
 #include "collective.h"
 #include "config_schema.h"
 #include "run.h"
 #include "strategy.h"
 #include "workload.h"
-
-static struct scenario *load_text(const char *text, const char *const *sets)
-{
-    struct cfg_override ovr[16] = { { 0 } };
-    struct scenario *s;
-    int n = 0, i;
-
-    while (sets && sets[n]) {
-        assert_int_equal(cfg_override_init(&ovr[n], sets[n], stderr), 0);
-        n++;
-    }
-    s = cfg_load_scenario_mem("sim-test.yaml", text, strlen(text), ovr, n, stderr);
-    for (i = 0; i < n; i++)
-        cfg_override_release(&ovr[i]);
-    assert_non_null(s);
-    return s;
-}
-
-static void simulate(const struct scenario *s, bool all, struct run *r)
-{
-    struct sim_opts opts = { .all_ranks = all };
-    char reason[256];
-
-    if (run_scenario(s, &opts, r, reason, sizeof(reason)) != 0)
-        fail_msg("%s: %s", s->name, reason);
-}
-
-static double rel_err(double got, double want)
-{
-    return fabs(got - want) / fabs(want);
-}
 
 /* Average of a breakdown bucket over the simulated ranks. */
 static double avg_bucket(const struct run *r, int cat)
@@ -95,13 +66,13 @@ static void test_sim_symmetric_matches_all_ranks(void **state)
             cfg_free(s);
             continue;
         }
-        simulate(s, false, &r1);
-        simulate(s, true, &r2);
+        test_simulate(s, false, &r1);
+        test_simulate(s, true, &r2);
         if (r1.sim.step != r2.sim.step)
             fail_msg("%s: symmetric step %lld ns, all ranks %lld ns", path, (long long)r1.sim.step,
                      (long long)r2.sim.step);
         for (cat = 0; cat < TC_COUNT; cat++)
-            if (rel_err(avg_bucket(&r1, cat) + 1, avg_bucket(&r2, cat) + 1) > 1e-9)
+            if (test_rel_err(avg_bucket(&r1, cat) + 1, avg_bucket(&r2, cat) + 1) > 1e-9)
                 fail_msg("%s: %s differs: %.0f vs %.0f ns", path, tcat_name(cat),
                          avg_bucket(&r1, cat), avg_bucket(&r2, cat));
         assert_true(fabs(r1.peak_bytes - r2.peak_bytes) < 0.5);
@@ -127,12 +98,12 @@ static void test_sim_symmetric_matches_all_ranks(void **state)
 /* TP x PP x DP x EP composes, and the two modes agree on it too. */
 static void test_sim_moe_3d_modes_agree(void **state)
 {
-    struct scenario *s = load_text(MOE_3D, NULL);
+    struct scenario *s = test_load("sim-test.yaml", MOE_3D, NULL);
     struct run r1, r2;
 
     (void)state;
-    simulate(s, false, &r1);
-    simulate(s, true, &r2);
+    test_simulate(s, false, &r1);
+    test_simulate(s, true, &r2);
     assert_int_equal(r1.sim.step, r2.sim.step);
     assert_true(avg_bucket(&r1, TC_COMM_EP) > 0);
     run_release(&r1);
@@ -148,24 +119,25 @@ static void test_sim_straggler_holds_the_step(void **state)
 {
     const char *slow[] = { "simulation.straggler_rank=5", "simulation.straggler_slowdown=1.5",
                            NULL };
-    struct scenario *s0 = load_text(MOE_3D, NULL), *s1 = load_text(MOE_3D, slow);
+    struct scenario *s0 = test_load("sim-test.yaml", MOE_3D, NULL),
+                    *s1 = test_load("sim-test.yaml", MOE_3D, slow);
     struct run r0, r1;
     const struct rank_result *a, *b, *peer0, *peer1;
 
     (void)state;
-    simulate(s0, true, &r0);
-    simulate(s1, true, &r1);
+    test_simulate(s0, true, &r0);
+    test_simulate(s1, true, &r1);
     a = &r0.sim.ranks[5];
     b = &r1.sim.ranks[5];
     assert_int_equal(b->rank, 5);
-    assert_true(rel_err((double)b->busy[TC_FWD], 1.5 * (double)a->busy[TC_FWD]) < 0.05);
+    assert_true(test_rel_err((double)b->busy[TC_FWD], 1.5 * (double)a->busy[TC_FWD]) < 0.05);
     assert_true(r1.sim.step > r0.sim.step);
     /* rank 4 is rank 5's TP peer: it waits on the straggler in every TP collective */
     peer0 = &r0.sim.ranks[4];
     peer1 = &r1.sim.ranks[4];
     assert_true(peer1->bucket[TC_COMM_TP] + peer1->bucket[TC_IDLE] >
                 peer0->bucket[TC_COMM_TP] + peer0->bucket[TC_IDLE]);
-    assert_true(rel_err((double)peer1->busy[TC_FWD], (double)peer0->busy[TC_FWD]) < 0.05);
+    assert_true(test_rel_err((double)peer1->busy[TC_FWD], (double)peer0->busy[TC_FWD]) < 0.05);
     run_release(&r0);
     run_release(&r1);
     cfg_free(s0);
@@ -181,8 +153,8 @@ static void test_sim_breakdown_sums_and_deterministic(void **state)
 
     (void)state;
     assert_non_null(s);
-    simulate(s, false, &r1);
-    simulate(s, false, &r2);
+    test_simulate(s, false, &r1);
+    test_simulate(s, false, &r2);
     for (i = 0; i < r1.sim.nranks; i++) {
         sim_time sum = 0;
         for (cat = 0; cat < TC_COUNT; cat++)
@@ -212,7 +184,7 @@ static void test_sim_breakdown_sums_and_deterministic(void **state)
  */
 static void test_sim_collective_slows_overlapped_kernel(void **state)
 {
-    struct scenario *s = load_text(TP2, NULL);
+    struct scenario *s = test_load("sim-test.yaml", TP2, NULL);
     struct layout l;
     struct prog *p = prog_new("stage 0"), *progs[1];
     struct sim_opts opts = { 0 };
@@ -239,7 +211,7 @@ static void test_sim_collective_slows_overlapped_kernel(void **state)
     frac = (double)m.ring.nchannels / s->hw.gpu.sm_count;
     want = 1e5 / (1 - frac);
     assert_true(res.ranks[0].busy[TC_FWD] > 100000);
-    if (rel_err((double)res.ranks[0].busy[TC_FWD], want) > 0.01)
+    if (test_rel_err((double)res.ranks[0].busy[TC_FWD], want) > 0.01)
         fail_msg("kernel took %lld ns, want %.0f (channels %d of %d SMs)",
                  (long long)res.ranks[0].busy[TC_FWD], want, m.ring.nchannels, s->hw.gpu.sm_count);
     (void)k;
@@ -249,17 +221,6 @@ static void test_sim_collective_slows_overlapped_kernel(void **state)
 }
 
 /* ---- tensor, context and expert parallelism --------------------------------------------- */
-
-/* Count a rank's collectives of one kind and operation in its program. */
-static int count_colls(const struct prog *p, int comm, int op)
-{
-    int i, n = 0;
-
-    for (i = 0; i < p->ntasks; i++)
-        if (p->tasks[i].kind == TASK_COLL && p->tasks[i].comm == comm && p->tasks[i].op == op)
-            n++;
-    return n;
-}
 
 #define DENSE                                                                                      \
     "hardware: dgx-h100\n"                                                                         \
@@ -280,17 +241,18 @@ static int count_colls(const struct prog *p, int comm, int op)
 static void test_tp_collective_counts(void **state)
 {
     const char *sp[] = { "parallelism.sequence_parallel=true", NULL };
-    struct scenario *s1 = load_text(DENSE, NULL), *s2 = load_text(DENSE, sp);
+    struct scenario *s1 = test_load("sim-test.yaml", DENSE, NULL),
+                    *s2 = test_load("sim-test.yaml", DENSE, sp);
     struct run r1, r2;
     int per = 4 * 1; /* layers x micro-batches per rank (dp = 2) */
 
     (void)state;
-    simulate(s1, false, &r1);
-    simulate(s2, false, &r2);
-    assert_int_equal(count_colls(r1.progs[0], COMM_TP, COLL_ALL_REDUCE), 4 * per + 2);
-    assert_int_equal(count_colls(r2.progs[0], COMM_TP, COLL_ALL_REDUCE), 1);
-    assert_int_equal(count_colls(r2.progs[0], COMM_TP, COLL_ALL_GATHER), 6 * per + 2);
-    assert_int_equal(count_colls(r2.progs[0], COMM_TP, COLL_REDUCE_SCATTER), 4 * per + 1);
+    test_simulate(s1, false, &r1);
+    test_simulate(s2, false, &r2);
+    assert_int_equal(test_count_colls(r1.progs[0], COMM_TP, COLL_ALL_REDUCE), 4 * per + 2);
+    assert_int_equal(test_count_colls(r2.progs[0], COMM_TP, COLL_ALL_REDUCE), 1);
+    assert_int_equal(test_count_colls(r2.progs[0], COMM_TP, COLL_ALL_GATHER), 6 * per + 2);
+    assert_int_equal(test_count_colls(r2.progs[0], COMM_TP, COLL_REDUCE_SCATTER), 4 * per + 1);
     run_release(&r1);
     run_release(&r2);
     cfg_free(s1);
@@ -303,12 +265,13 @@ static void test_tp_comm_overlap_hides_communication(void **state)
     const char *sp[] = { "parallelism.sequence_parallel=true", NULL };
     const char *ov[] = { "parallelism.sequence_parallel=true", "parallelism.tp_comm_overlap=true",
                          NULL };
-    struct scenario *s1 = load_text(DENSE, sp), *s2 = load_text(DENSE, ov);
+    struct scenario *s1 = test_load("sim-test.yaml", DENSE, sp),
+                    *s2 = test_load("sim-test.yaml", DENSE, ov);
     struct run r1, r2;
 
     (void)state;
-    simulate(s1, false, &r1);
-    simulate(s2, false, &r2);
+    test_simulate(s1, false, &r1);
+    test_simulate(s2, false, &r2);
     assert_true(avg_bucket(&r2, TC_COMM_TP) < 0.8 * avg_bucket(&r1, TC_COMM_TP));
     assert_true(r2.sim.step < r1.sim.step);
     run_release(&r1);
@@ -326,14 +289,15 @@ static void test_tp_comm_overlap_hides_communication(void **state)
 static void test_tp_sync_backward_exposes_more(void **state)
 {
     const char *sync[] = { "parallelism.tp_async_allreduce=false", NULL };
-    struct scenario *s1 = load_text(DENSE, NULL), *s2 = load_text(DENSE, sync);
+    struct scenario *s1 = test_load("sim-test.yaml", DENSE, NULL),
+                    *s2 = test_load("sim-test.yaml", DENSE, sync);
     struct run r1, r2;
 
     (void)state;
-    simulate(s1, false, &r1);
-    simulate(s2, false, &r2);
-    assert_int_equal(count_colls(r1.progs[0], COMM_TP, COLL_ALL_REDUCE),
-                     count_colls(r2.progs[0], COMM_TP, COLL_ALL_REDUCE));
+    test_simulate(s1, false, &r1);
+    test_simulate(s2, false, &r2);
+    assert_int_equal(test_count_colls(r1.progs[0], COMM_TP, COLL_ALL_REDUCE),
+                     test_count_colls(r2.progs[0], COMM_TP, COLL_ALL_REDUCE));
     assert_true(avg_bucket(&r2, TC_COMM_TP) > 1.05 * avg_bucket(&r1, TC_COMM_TP));
     assert_true(r2.sim.step > r1.sim.step);
     run_release(&r1);
@@ -352,10 +316,10 @@ static double unfused_accum_cost(int gb)
     double d;
 
     snprintf(g, sizeof(g), "training.global_batch=%d", gb);
-    s1 = load_text(DENSE, on);
-    s2 = load_text(DENSE, off);
-    simulate(s1, false, &r1);
-    simulate(s2, false, &r2);
+    s1 = test_load("sim-test.yaml", DENSE, on);
+    s2 = test_load("sim-test.yaml", DENSE, off);
+    test_simulate(s1, false, &r1);
+    test_simulate(s2, false, &r2);
     d = (double)(r2.sim.step - r1.sim.step);
     run_release(&r1);
     run_release(&r2);
@@ -376,7 +340,7 @@ static void test_megatron_unfused_accumulation_per_microbatch(void **state)
 
     (void)state;
     assert_true(two > 0);
-    assert_true(rel_err(four, 2 * two) < 0.05);
+    assert_true(test_rel_err(four, 2 * two) < 0.05);
 }
 
 /*
@@ -389,16 +353,17 @@ static void test_ddp_impl_pytorch_buckets(void **state)
     const char *meg[] = { "parallelism.dp=2", "parallelism.tp=4", "cluster.gpus=8", NULL };
     const char *pt[] = { "parallelism.dp=2", "parallelism.tp=4", "cluster.gpus=8",
                          "ddp.impl=pytorch", NULL };
-    struct scenario *s1 = load_text(DENSE, meg), *s2 = load_text(DENSE, pt);
+    struct scenario *s1 = test_load("sim-test.yaml", DENSE, meg),
+                    *s2 = test_load("sim-test.yaml", DENSE, pt);
     struct run r1, r2;
 
     (void)state;
     assert_true(s2->ddp.overlap);
     assert_false(s1->ddp.overlap);
-    simulate(s1, false, &r1);
-    simulate(s2, false, &r2);
-    assert_int_equal(count_colls(r1.progs[0], COMM_DP, COLL_ALL_REDUCE), 1);
-    assert_true(count_colls(r2.progs[0], COMM_DP, COLL_ALL_REDUCE) > 4);
+    test_simulate(s1, false, &r1);
+    test_simulate(s2, false, &r2);
+    assert_int_equal(test_count_colls(r1.progs[0], COMM_DP, COLL_ALL_REDUCE), 1);
+    assert_true(test_count_colls(r2.progs[0], COMM_DP, COLL_ALL_REDUCE) > 4);
     run_release(&r1);
     run_release(&r2);
     cfg_free(s1);
@@ -413,14 +378,14 @@ static void test_ddp_impl_pytorch_buckets(void **state)
 static void test_cp_ring_traffic(void **state)
 {
     const char *cp[] = { "parallelism.cp=4", "parallelism.tp=2", "parallelism.dp=1", NULL };
-    struct scenario *s = load_text(DENSE, cp);
+    struct scenario *s = test_load("sim-test.yaml", DENSE, cp);
     struct run r;
     const struct prog *p;
     double kv = 1.0 * (8192 / 4) * 2 * (8 / 2) * 128 * 2, bytes = 0;
     int i, fwd = 0, bwd = 0;
 
     (void)state;
-    simulate(s, false, &r);
+    test_simulate(s, false, &r);
     p = r.progs[0];
     for (i = 0; i < p->ntasks; i++) {
         const struct task *t = &p->tasks[i];
@@ -450,7 +415,7 @@ static void test_cp_ring_traffic(void **state)
  */
 static void test_ep_all_to_all(void **state)
 {
-    struct scenario *s = load_text(MOE_3D, NULL);
+    struct scenario *s = test_load("sim-test.yaml", MOE_3D, NULL);
     struct run r;
     const struct prog *p;
     struct shard sh;
@@ -458,11 +423,11 @@ static void test_ep_all_to_all(void **state)
     int i, n = 0, m;
 
     (void)state;
-    simulate(s, false, &r);
+    test_simulate(s, false, &r);
     p = r.progs[0];
     workload_shard(s, &sh);
     workload_layer(s, &sh, true, &lc);
-    assert_true(rel_err(lc.moe_a2a_bytes, 4096.0 * 2 * 2048 * 2) < 1e-12);
+    assert_true(test_rel_err(lc.moe_a2a_bytes, 4096.0 * 2 * 2048 * 2) < 1e-12);
     for (i = 0; i < p->ntasks; i++) {
         const struct task *t = &p->tasks[i];
         if (t->kind == TASK_COLL && t->comm == COMM_EP) {
@@ -511,13 +476,14 @@ static void test_k22_table4_layer_time(void **state)
     for (k = 0; k < ARRAY_LEN(rows); k++) {
         const char *four[] = { rows[k].rc, rows[k].sp, NULL };
         const char *eight[] = { rows[k].rc, rows[k].sp, "workload.layers=8", NULL };
-        struct scenario *s4 = load_text(K22, four), *s8 = load_text(K22, eight);
+        struct scenario *s4 = test_load("sim-test.yaml", K22, four),
+                        *s8 = test_load("sim-test.yaml", K22, eight);
         struct run r4, r8;
         double ms;
-        simulate(s4, false, &r4);
-        simulate(s8, false, &r8);
+        test_simulate(s4, false, &r4);
+        test_simulate(s8, false, &r8);
         ms = (double)(r8.sim.step - r4.sim.step) / 4 / 1e6;
-        if (rel_err(ms, rows[k].ms) > 0.08)
+        if (test_rel_err(ms, rows[k].ms) > 0.08)
             fail_msg("%s %s: %.2f ms per layer, KOR22 Table 4 %.1f ms", rows[k].rc, rows[k].sp, ms,
                      rows[k].ms);
         run_release(&r4);
