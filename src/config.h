@@ -487,6 +487,16 @@ int cfg_set(struct scenario *s, const char *key, const char *value, struct cfg_e
 /* Directories searched for `hardware: NAME` style references, in order. */
 const char *cfg_data_dir(void);
 
+/*
+ * The software that runs the scenario: parallelism.framework, or for `auto` Megatron-LM under
+ * any model parallelism (tp, pp, cp or ep > 1), DeepSpeed for the ZeRO stages, PyTorch else.
+ */
+enum framework scenario_framework(const struct scenario *s);
+
+/* Does Megatron-LM's own DDP reduce the gradients? ddp.impl, or for `auto` whether the
+ * framework is Megatron. */
+bool scenario_megatron_ddp(const struct scenario *s);
+
 /* Enum names as the YAML spells them (for reports). */
 const char *sharding_name(enum sharding sh);
 const char *schedule_name(enum pp_schedule s);

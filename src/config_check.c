@@ -59,15 +59,25 @@ void scenario_defaults(struct scenario *s)
     s->description = "";
 }
 
-/* Does Megatron-LM's DDP reduce the gradients? (strategy/dp.c dp_megatron_ddp(), without the
- * ZeRO cases) */
-static bool megatron_framework(const struct parallelism *p, enum ddp_impl impl)
+enum framework scenario_framework(const struct scenario *s)
 {
-    if (impl != DDP_IMPL_AUTO)
-        return impl == DDP_IMPL_MEGATRON;
+    const struct parallelism *p = &s->par;
+    enum sharding sh = p->sharding;
+
     if (p->framework != FW_AUTO)
-        return p->framework == FW_MEGATRON;
-    return p->tp > 1 || p->pp > 1 || p->cp > 1 || p->ep > 1;
+        return p->framework;
+    if (p->tp > 1 || p->pp > 1 || p->cp > 1 || p->ep > 1)
+        return FW_MEGATRON;
+    if (sh == SHARD_ZERO1 || sh == SHARD_ZERO2 || sh == SHARD_ZERO3)
+        return FW_DEEPSPEED;
+    return FW_PYTORCH;
+}
+
+bool scenario_megatron_ddp(const struct scenario *s)
+{
+    if (s->ddp.impl != DDP_IMPL_AUTO)
+        return s->ddp.impl == DDP_IMPL_MEGATRON;
+    return scenario_framework(s) == FW_MEGATRON;
 }
 
 void cfg_derive_defaults(struct scenario *s, unsigned given)
@@ -88,11 +98,10 @@ void cfg_derive_defaults(struct scenario *s, unsigned given)
         s->zero.overlap_comm = s->par.sharding == SHARD_ZERO3;
     /*
      * Megatron-LM: overlap_grad_reduce defaults to False (formulas.md §3.1); KOR22 §6.3 ran
-     * without overlapping the gradient all-reduce. `auto` resolves to Megatron as
-     * dp_framework() does (strategy/dp.c).
+     * without overlapping the gradient all-reduce. PyTorch DDP always overlaps.
      */
     if (!(given & GIVEN_DDP_OVERLAP))
-        s->ddp.overlap = !megatron_framework(&s->par, s->ddp.impl);
+        s->ddp.overlap = !scenario_megatron_ddp(s);
 }
 
 /* ---- model --------------------------------------------------------------------------------- */
@@ -365,7 +374,7 @@ static int check_batch(struct scenario *s, struct cfg_error *err)
         return fail(err, "ddp.impl", "ddp.impl pytorch reduces unsharded gradients; sharding is %s",
                     sharding_name(p->sharding));
     if (s->ddp.impl == DDP_IMPL_MEGATRON && p->sharding != SHARD_NONE &&
-        !(p->sharding == SHARD_ZERO1 && megatron_framework(p, DDP_IMPL_AUTO)))
+        !(p->sharding == SHARD_ZERO1 && scenario_framework(s) == FW_MEGATRON))
         return fail(err, "ddp.impl",
                     "ddp.impl megatron runs with sharding none, or zero1 under the megatron "
                     "framework (its distributed optimizer), not %s",

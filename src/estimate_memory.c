@@ -32,7 +32,7 @@ static double zero_buffers(const struct cand *c)
 {
     const struct scenario *s = c->s;
     enum sharding sh = s->par.sharding;
-    bool ds = dp_framework(s) == FW_DEEPSPEED;
+    bool ds = scenario_framework(s) == FW_DEEPSPEED;
     double pb = dtype_bytes(s->train.precision) < 2 ? 2 : dtype_bytes(s->train.precision);
 
     if (c->dp_g.nranks <= 1 || !s->zero.contiguous_gradients)

@@ -93,7 +93,7 @@ double est_pipeline_s(const struct scenario *s, int m, const struct stage_sum *s
 
 static bool megatron_ddp(const struct scenario *s)
 {
-    return dp_framework(s) == FW_MEGATRON;
+    return scenario_framework(s) == FW_MEGATRON;
 }
 
 /* Bucketed reduction of `bytes` (ddp.c's buckets), seconds in total and for the last bucket. */

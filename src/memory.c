@@ -384,7 +384,7 @@ void memory_emit_model_states(struct build *b, const struct shard_factors *f)
 double memory_ddp_bucket_bytes(const struct scenario *s, double grad_bytes)
 {
     /* the DDP ddp.c runs: `auto` is Megatron's for any model parallelism, cp and ep too */
-    bool megatron = dp_megatron_ddp(s);
+    bool megatron = scenario_megatron_ddp(s);
 
     if (megatron || (double)s->par.dp * s->par.cp <= 1)
         return 0;

@@ -202,11 +202,7 @@ static void ctx_init(struct ctx *c, const struct scenario *s, const struct shard
 
 bool workload_eager(const struct scenario *s)
 {
-    const struct parallelism *p = &s->par;
-
-    if (p->framework == FW_AUTO)
-        return p->tp == 1 && p->pp == 1 && p->cp == 1 && p->ep == 1;
-    return p->framework != FW_MEGATRON;
+    return scenario_framework(s) != FW_MEGATRON;
 }
 
 void workload_shard(const struct scenario *s, struct shard *sh)

@@ -87,7 +87,7 @@ static void test_memory_zero_figure1(void **state)
  * PyTorch DDP copies the gradients into its buckets (one more gradient-sized
  * buffer); Megatron reduces its contiguous buffer in place. With framework
  * `auto`, any model parallelism, context and expert parallelism included,
- * runs Megatron (strategy/dp.c dp_framework()), so no bucket copies.
+ * runs Megatron (scenario_framework(), config.h), so no bucket copies.
  */
 static void test_memory_ddp_buckets_follow_framework(void **state)
 {

@@ -61,7 +61,7 @@ struct ddp {
 /* Megatron's optimizer (Float16OptimizerWithFloat16Params) runs the step. */
 static int megatron(const struct scenario *s)
 {
-    return dp_framework(s) == FW_MEGATRON;
+    return scenario_framework(s) == FW_MEGATRON;
 }
 
 /* A memory-bound pass over `bytes` on the compute stream after `dep`, counted as optimizer time. */
@@ -114,7 +114,7 @@ static void ddp_init(struct build *b)
     b->dp_state = d;
     for (i = 0; i < b->nunits; i++)
         d->params += memory_unit_trainable(b, i);
-    if (dp_megatron_ddp(s)) {
+    if (scenario_megatron_ddp(s)) {
         double params = 1e6 * s->par.dp > 4e7 ? 1e6 * s->par.dp : 4e7;
         d->bucket_bytes = d->first_bytes = params * elem;
     } else {
@@ -171,7 +171,7 @@ static void accumulate_grads(struct build *b, int unit, int mb, int grad_task)
     double bytes;
     int t;
 
-    if (dp_megatron_ddp(s)) {
+    if (scenario_megatron_ddp(s)) {
         if (s->ddp.grad_accum_fusion)
             return;
         bytes = params * (dtype_bytes(s->train.precision) + 2 * g);
@@ -184,7 +184,8 @@ static void accumulate_grads(struct build *b, int unit, int mb, int grad_task)
         return;
     t = prog_compute(
         b->p, ST_COMPUTE, TC_BWD, cost_membound(&s->hw.gpu, &s->hw.eff, bytes),
-        prog_label(b->p, dp_megatron_ddp(s) ? "main_grad += grad" : "grad accumulate", 0), mb);
+        prog_label(b->p, scenario_megatron_ddp(s) ? "main_grad += grad" : "grad accumulate", 0),
+        mb);
     if (grad_task >= 0)
         prog_dep(b->p, t, grad_task);
 }
@@ -214,7 +215,7 @@ static int reduce_after_backward(struct build *b, struct ddp *d, int dep)
 {
     double bytes = d->params * dtype_bytes(b->s->train.grad_dtype);
 
-    if (dp_megatron_ddp(b->s)) {
+    if (scenario_megatron_ddp(b->s)) {
         /* Scale by 1/dp in place, then one collective over the whole buffer. */
         dep = emit_pass(b, 2 * bytes, "grad buffer /= dp", dep);
         d->fill = bytes;
@@ -235,7 +236,7 @@ static void ddp_step(struct build *b)
 {
     struct ddp *d = b->dp_state;
     int dep = b->grads_ready;
-    bool meg = megatron(b->s), meg_ddp = dp_megatron_ddp(b->s);
+    bool meg = megatron(b->s), meg_ddp = scenario_megatron_ddp(b->s);
     double grad_bytes = d->params * dtype_bytes(b->s->train.grad_dtype);
 
     if (b->s->par.dp * b->s->par.cp > 1) {

@@ -11,27 +11,6 @@
 #include "memory.h"
 #include "workload.h"
 
-enum framework dp_framework(const struct scenario *s)
-{
-    const struct parallelism *p = &s->par;
-    enum sharding sh = p->sharding;
-
-    if (p->framework != FW_AUTO)
-        return p->framework;
-    if (p->tp > 1 || p->pp > 1 || p->cp > 1 || p->ep > 1)
-        return FW_MEGATRON;
-    if (sh == SHARD_ZERO1 || sh == SHARD_ZERO2 || sh == SHARD_ZERO3)
-        return FW_DEEPSPEED;
-    return FW_PYTORCH;
-}
-
-bool dp_megatron_ddp(const struct scenario *s)
-{
-    if (s->ddp.impl != DDP_IMPL_AUTO)
-        return s->ddp.impl == DDP_IMPL_MEGATRON;
-    return dp_framework(s) == FW_MEGATRON;
-}
-
 /*
  * Megatron runs zero1 as its distributed optimizer (ddp.c); every other
  * ZeRO stage is DeepSpeed's (Megatron-DeepSpeed when combined with tensor or
@@ -44,7 +23,7 @@ const struct dp_ops *strategy_dp_ops(const struct scenario *s, char *reason, siz
     case SHARD_NONE:
         return &dp_ddp;
     case SHARD_ZERO1:
-        return dp_framework(s) == FW_MEGATRON ? &dp_ddp : &dp_zero12;
+        return scenario_framework(s) == FW_MEGATRON ? &dp_ddp : &dp_zero12;
     case SHARD_ZERO2:
         return &dp_zero12;
     case SHARD_ZERO3:

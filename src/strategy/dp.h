@@ -28,17 +28,6 @@
 #include "config.h"
 #include "strategy.h"
 
-/*
- * The framework whose implementation runs the scenario: `auto` resolves to
- * Megatron when tp, pp, cp or ep > 1, else DeepSpeed for zero1/2/3 and
- * PyTorch otherwise (config.h, enum framework).
- */
-enum framework dp_framework(const struct scenario *s);
-
-/* Does Megatron's own DDP (contiguous gradient buffer) reduce the gradients? ddp.impl, or
- * for `auto` whether the framework is Megatron. */
-bool dp_megatron_ddp(const struct scenario *s);
-
 /* One process group: its collectives run one at a time, in issue order. */
 struct dp_pg {
     int comm; /* enum comm_kind */

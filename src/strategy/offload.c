@@ -48,7 +48,7 @@ sim_time offload_cpu_step_time(const struct scenario *s, double params)
 {
     double rate = s->hw.host.adam_Pps;
 
-    if (dp_framework(s) != FW_DEEPSPEED)
+    if (scenario_framework(s) != FW_DEEPSPEED)
         rate /= TORCH_CPU_ADAM_SLOWDOWN;
     return ns_from_s(params / rate);
 }
