@@ -6,6 +6,8 @@
 #ifndef SIMTRAIN_CMD_H
 #define SIMTRAIN_CMD_H
 
+#include <stdbool.h>
+
 /* `simtrain calibrate MEASUREMENTS.csv --hardware H [--output F] [--check]` (cmd_calibrate.c) */
 int cmd_calibrate(int argc, char **argv);
 
@@ -31,6 +33,14 @@ struct cfg_override;
 
 /* Parse `--shard K/N` (0 <= K < N): 0, or -1 when malformed (cmd_sweep.c). */
 int cli_parse_shard(const char *text, int *k, int *n);
+
+/*
+ * A positional argument `arg` of subcommand `cmd` (sweep, plan): under --merge (`merge`) one
+ * more input file, appended to *files; else the scenario, which may be given once. 0, or -1
+ * with the message printed (cmd_sweep.c).
+ */
+int cli_take_positional(const char *cmd, char *arg, bool merge, char ***files, int *nfiles,
+                        const char **scenario);
 
 /*
  * Take a `--set KEY=VALUE` (or `--set=KEY=VALUE`) at argv[*i], advancing *i past

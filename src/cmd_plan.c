@@ -131,14 +131,8 @@ static int parse(int argc, char **argv, struct plan_args *a)
         } else if (s[0] == '-' && s[1] != '\0') {
             fprintf(stderr, "simtrain plan: error: unknown option '%s' (or missing value)\n", s);
             return -1;
-        } else if (a->merge) {
-            a->files = xrealloc(a->files, sizeof(char *) * (size_t)(a->nfiles + 1));
-            a->files[a->nfiles++] = argv[i];
-        } else if (!a->scenario) {
-            a->scenario = s;
-        } else {
-            fprintf(stderr, "simtrain plan: error: more than one scenario ('%s' and '%s')\n",
-                    a->scenario, s);
+        } else if (cli_take_positional("plan", argv[i], a->merge, &a->files, &a->nfiles,
+                                       &a->scenario) != 0) {
             return -1;
         }
     }

@@ -68,6 +68,22 @@ int cli_parse_shard(const char *text, int *k, int *n)
     return 0;
 }
 
+int cli_take_positional(const char *cmd, char *arg, bool merge, char ***files, int *nfiles,
+                        const char **scenario)
+{
+    if (merge) {
+        *files = xrealloc(*files, sizeof(char *) * (size_t)(*nfiles + 1));
+        (*files)[(*nfiles)++] = arg;
+    } else if (!*scenario) {
+        *scenario = arg;
+    } else {
+        fprintf(stderr, "simtrain %s: error: more than one scenario ('%s' and '%s')\n", cmd,
+                *scenario, arg);
+        return -1;
+    }
+    return 0;
+}
+
 static int parse(int argc, char **argv, struct sweep_args *a)
 {
     int i, rc;
@@ -113,14 +129,8 @@ static int parse(int argc, char **argv, struct sweep_args *a)
         } else if (s[0] == '-' && s[1] != '\0') {
             fprintf(stderr, "simtrain sweep: error: unknown option '%s' (or missing value)\n", s);
             return -1;
-        } else if (a->merge) {
-            a->merge_files = xrealloc(a->merge_files, sizeof(char *) * (size_t)(a->nmerge + 1));
-            a->merge_files[a->nmerge++] = argv[i];
-        } else if (!a->scenario) {
-            a->scenario = s;
-        } else {
-            fprintf(stderr, "simtrain sweep: error: more than one scenario ('%s' and '%s')\n",
-                    a->scenario, s);
+        } else if (cli_take_positional("sweep", argv[i], a->merge, &a->merge_files, &a->nmerge,
+                                       &a->scenario) != 0) {
             return -1;
         }
     }
