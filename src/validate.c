@@ -266,8 +266,9 @@ static int get_bool(struct rowctx *rc, enum col c, bool def, bool *out)
     return 0;
 }
 
-/* A probability in [0, 1]; empty leaves *out unchanged. */
-static int get_prob(struct rowctx *rc, enum col c, double *out)
+/* A number in [lo, hi] (`range` in words); empty leaves *out unchanged. */
+static int get_number(struct rowctx *rc, enum col c, double lo, double hi, const char *range,
+                      double *out)
 {
     const char *s = field(rc, c);
     char *end;
@@ -277,8 +278,8 @@ static int get_prob(struct rowctx *rc, enum col c, double *out)
         return 0;
     errno = 0;
     v = strtod(s, &end);
-    if (end == s || *end || errno || !(v >= 0 && v <= 1))
-        return bad(rc, "%s '%s' is not a number between 0 and 1", columns[c].name, s);
+    if (end == s || *end || errno || !(v >= lo && v <= hi))
+        return bad(rc, "%s '%s' is not a number %s", columns[c].name, s, range);
     *out = v;
     return 0;
 }
@@ -336,27 +337,11 @@ static int get_targets(struct rowctx *rc, unsigned *out)
     return 0;
 }
 
-/* A number >= 0 (GiB); empty leaves *out unchanged. */
-static int get_gib(struct rowctx *rc, enum col c, double *out)
-{
-    const char *s = field(rc, c);
-    char *end;
-    double v;
-
-    if (!*s)
-        return 0;
-    errno = 0;
-    v = strtod(s, &end);
-    if (end == s || *end || errno || !(v >= 0))
-        return bad(rc, "%s '%s' is not a number >= 0", columns[c].name, s);
-    *out = v * 1024.0 * 1024.0 * 1024.0;
-    return 0;
-}
-
 /* The memory-model columns: fine-tuning mode, LoRA, optimizer, precision details, offload. */
 static int fill_memory(struct rowctx *rc, struct training *tr)
 {
     int ft, opt, off, grad, rank;
+    double gib = NAN; /* memory_overhead_gib, when given */
 
     if (get_enum(rc, C_FINETUNE, "training.finetune", tr->finetune, &ft) ||
         get_int(rc, C_LORA_RANK, tr->lora.rank, 1, &rank) || get_targets(rc, &tr->lora.targets) ||
@@ -366,9 +351,11 @@ static int fill_memory(struct rowctx *rc, struct training *tr)
         get_enum(rc, C_OPTIMIZER, "training.optimizer", tr->optimizer, &opt) ||
         get_bool(rc, C_MASTER_WEIGHTS, tr->master_weights, &tr->master_weights) ||
         get_enum(rc, C_GRAD_DTYPE, "training.grad_dtype", tr->grad_dtype, &grad) ||
-        get_gib(rc, C_OVERHEAD, &tr->overhead_bytes) ||
-        get_prob(rc, C_LORA_DROPOUT, &tr->lora.dropout))
+        get_number(rc, C_OVERHEAD, 0, INFINITY, ">= 0", &gib) ||
+        get_number(rc, C_LORA_DROPOUT, 0, 1, "between 0 and 1", &tr->lora.dropout))
         return -1;
+    if (!isnan(gib))
+        tr->overhead_bytes = gib * 1024.0 * 1024.0 * 1024.0;
     tr->finetune = (enum finetune)ft;
     tr->lora.rank = rank;
     tr->lora.alpha = 2.0 * rank; /* the YAML default; alpha changes no cost */
