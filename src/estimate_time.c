@@ -33,6 +33,35 @@ static void split_layers(const struct scenario *s, int *out)
             out[i] = L / n + (i < L % n); /* not reached for finalized scenarios */
 }
 
+/*
+ * Gradient accumulation outside the GEMMs, per micro-batch on average, for
+ * `params` of a stage under ddp.c's data parallelism (sharding none, and
+ * Megatron's distributed optimizer): Megatron's DDP without
+ * gradient-accumulation fusion adds every gradient into main_grad each
+ * micro-batch; PyTorch's AccumulateGrad adds from the second micro-batch on
+ * (ddp.c accumulate_grads(), whose byte counts this repeats).
+ */
+static double grad_accum_s(const struct cand *c, double params)
+{
+    const struct scenario *s = c->s;
+    double g = dtype_bytes(s->train.grad_dtype), bytes, share = 1;
+    bool ddp = s->par.sharding == SHARD_NONE ||
+               (s->par.sharding == SHARD_ZERO1 && scenario_framework(s) == FW_MEGATRON);
+
+    if (!ddp || params <= 0 || c->model_params <= 0)
+        return 0;
+    params *= c->roles.trainable / c->model_params;
+    if (scenario_megatron_ddp(s)) {
+        if (s->ddp.grad_accum_fusion)
+            return 0;
+        bytes = params * (dtype_bytes(s->train.precision) + 2 * g);
+    } else {
+        bytes = params * 3 * g;
+        share = c->m > 1 ? (double)(c->m - 1) / c->m : 0;
+    }
+    return share * est_sec(cost_membound(&s->hw.gpu, &s->hw.eff, bytes));
+}
+
 void est_stage_sums(const struct cand *c, int pp, struct stage_sum *st)
 {
     const struct scenario *s = c->s;
@@ -65,8 +94,12 @@ void est_stage_sums(const struct cand *c, int pp, struct stage_sum *st)
     st[0].params += c->edge->e_params;
     st[pp - 1].comp += c->edge->h_time;
     st[pp - 1].params += c->edge->h_params;
-    for (int k = 0; k < pp; k++)
+    for (int k = 0; k < pp; k++) {
+        double acc = grad_accum_s(c, st[k].params);
+        st[k].comp += acc;
+        st[k].t_bwd += acc;
         st[k].t = st[k].comp + st[k].tp + st[k].cpep;
+    }
 }
 
 /* Pipeline time (formulas.md §4). */
@@ -91,18 +124,13 @@ double est_pipeline_s(const struct scenario *s, int m, const struct stage_sum *s
     return tot;
 }
 
-static bool megatron_ddp(const struct scenario *s)
-{
-    return scenario_framework(s) == FW_MEGATRON;
-}
-
 /* Bucketed reduction of `bytes` (ddp.c's buckets), seconds in total and for the last bucket. */
 static double buckets_s(const struct cand *c, enum coll_op op, double bytes, double *last)
 {
     const struct scenario *s = c->s;
     double elem = dtype_bytes(s->train.grad_dtype), cap, first, t = 0, full;
 
-    if (megatron_ddp(s)) {
+    if (scenario_megatron_ddp(s)) {
         cap = (1e6 * s->par.dp > 4e7 ? 1e6 * s->par.dp : 4e7) * elem; /* ddp.c, Megatron */
         first = cap;
     } else {

@@ -157,6 +157,62 @@ static void test_estimate_tracks_engine(void **state)
     cfg_free(base);
 }
 
+/* Estimate and engine step times of the test scenario with `n` overrides "key=value". */
+static void est_and_run(const char *const *sets, int n, double *est_s, double *run_s)
+{
+    struct cfg_override o[4];
+    char *keys[4];
+    struct scenario *s;
+    struct estimator *e = estimator_new();
+    struct estimate est;
+    struct sim_opts opts = { 0 };
+    struct run r;
+    char reason[256];
+
+    assert_true(n <= 4);
+    for (int i = 0; i < n; i++) {
+        keys[i] = strdup(sets[i]);
+        *strchr(keys[i], '=') = '\0';
+        o[i] = (struct cfg_override){ keys[i], keys[i] + strlen(keys[i]) + 1, sets[i] };
+    }
+    s = cfg_load_scenario(path, o, n, stderr);
+    assert_non_null(s);
+    estimate_scenario(e, s, &est);
+    assert_int_equal(run_scenario(s, &opts, &r, reason, sizeof(reason)), 0);
+    *est_s = est.step_s;
+    *run_s = r.step_s;
+    run_release(&r);
+    estimator_free(e);
+    cfg_free(s);
+    for (int i = 0; i < n; i++)
+        free(keys[i]);
+}
+
+/*
+ * The estimate knows the gradient-accumulation pass the engine schedules (ddp.c): turning
+ * Megatron's fusion off, or running PyTorch's DDP, adds time to both, and the estimate's
+ * increase is within 30 % of the engine's.
+ */
+static void test_estimate_grad_accum_pass(void **state)
+{
+    static const char *const fused[] = { "parallelism.framework=megatron", "parallelism.dp=8",
+                                         "ddp.grad_accum_fusion=true" };
+    static const char *const unfused[] = { "parallelism.framework=megatron", "parallelism.dp=8",
+                                           "ddp.grad_accum_fusion=false" };
+    static const char *const torch[] = { "parallelism.framework=megatron", "parallelism.dp=8",
+                                         "ddp.impl=pytorch" };
+    double e0, r0, e1, r1, e2, r2;
+
+    (void)state;
+    est_and_run(fused, 3, &e0, &r0);
+    est_and_run(unfused, 3, &e1, &r1);
+    est_and_run(torch, 3, &e2, &r2);
+    assert_true(r1 > r0 && e1 > e0);
+    assert_true(fabs((e1 - e0) / (r1 - r0) - 1) < 0.30);
+    assert_true(r2 > r0 && e2 > e0);
+    assert_true(fabs((e2 - e0) / (r2 - r0) - 1) < 0.30);
+}
+
 /* The memo tables change nothing: a warm estimator gives the bytes a fresh one gives. */
 static void test_estimate_memo_consistent(void **state)
 {
@@ -421,6 +477,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_estimate_tracks_engine),
+        cmocka_unit_test(test_estimate_grad_accum_pass),
         cmocka_unit_test(test_estimate_memo_consistent),
         cmocka_unit_test(test_estimate_memo_eager),
         cmocka_unit_test(test_plan_top_fit_and_sorted),
