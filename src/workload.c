@@ -296,6 +296,21 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
     bias_grad(c, o, T, q + 2 * kv);
     freeze(c, o, LORA_Q | LORA_K | LORA_V, true);
     base = o;
+    if (m->bias && !c->eager) {
+        /*
+         * Megatron's column-parallel linear adds its bias out of place after the
+         * GEMM (`output = torch.matmul(total_input, weight.t())` then `output =
+         * output + bias`: LinearWithGradAccumulationAndAsyncCommunication in
+         * megatron/core/tensor_parallel/layers.py, mpu/layers.py before it): one
+         * more read and write of the QKV output. The add's backward is the
+         * identity; the bias gradient is bias_grad()'s reduction. The fc1 bias
+         * is fused into bias-GeLU and the row-parallel biases into
+         * bias-dropout-add (skip_bias_add), so only QKV pays it.
+         */
+        o = add_op(ops, n, MAX_OPS, "qkv_bias_add", OP_MEM, PART_ATTN, SEG_MID);
+        o->bytes = 2 * T * (q + 2 * kv) * p;
+        o->t_fwd = cost_membound(c->gpu, c->eff, o->bytes);
+    }
     if (tg & (LORA_Q | LORA_K | LORA_V)) {
         /* Column-parallel: A (h x r) replicated, B (r x d_out / tp) sharded. */
         o = add_op(ops, n, MAX_OPS, "lora_qkv", OP_GEMM, PART_ATTN, SEG_COL);
@@ -347,6 +362,16 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
         o->t_dgrad = 2 * cost_gemm(c->gpu, c->eff, c->dt, sq, sk, d, b * heads);
         o->core = true;
         o->kept = o->saved; /* V */
+        /*
+         * [b, np, sq, hn] -> [sq, b, np, hn]: `context_layer.permute(2, 0, 1,
+         * 3).contiguous()` (Megatron CoreAttention; Hugging Face eager attention
+         * likewise `attn_output.transpose(1, 2).contiguous()`), a copy of the
+         * output. Its backward is a view: the grad reaches the batched GEMM strided.
+         */
+        o = add_op(ops, n, MAX_OPS, "attn_out_layout", OP_MEM, PART_ATTN, SEG_CORE);
+        o->bytes = 2 * T * q * p;
+        o->t_fwd = cost_membound(c->gpu, c->eff, o->bytes);
+        o->core = true;
     }
     o = add_op(ops, n, MAX_OPS, "out_proj", OP_GEMM, PART_ATTN, SEG_ROW);
     gemm(c, o, T, h, q, 1, p * T * q);

@@ -115,6 +115,14 @@ static const struct op *find_op(const struct layer_cost *lc, const char *name)
     return NULL;
 }
 
+static bool has_op(const struct layer_cost *lc, const char *name)
+{
+    for (int i = 0; i < lc->nops; i++)
+        if (strcmp(lc->ops[i].name, name) == 0)
+            return true;
+    return false;
+}
+
 static void assert_rel(double got, double want, double tol)
 {
     if (fabs(got - want) > tol * fabs(want))
@@ -376,6 +384,40 @@ static void test_workload_bias_gradient_reads_output(void **state)
 }
 
 /*
+ * Megatron's local linear layers add the QKV bias out of place (one read and write of the
+ * QKV output, forward only) and its unfused attention copies the context into [s, b, h]
+ * (one read and write of the output); a bias-free model has no bias pass, and
+ * FlashAttention no layout copy.
+ */
+static void test_workload_megatron_bias_and_layout_copies(void **state)
+{
+    struct scenario std, flash, nobias;
+    struct layer_cost a, b, c;
+    double T = 2048, h = 4096, tp = 8;
+    const struct op *o;
+
+    (void)state;
+    gpt(&std, (int)h, 32, (int)T, 1, (int)tp, false, ATTN_STANDARD);
+    gpt(&flash, (int)h, 32, (int)T, 1, (int)tp, false, ATTN_FLASH);
+    nobias = std;
+    nobias.model.bias = false;
+    layer_of(&std, &a);
+    layer_of(&flash, &b);
+    layer_of(&nobias, &c);
+    o = find_op(&a, "qkv_bias_add");
+    assert_rel(o->bytes, 2 * T * 3 * h / tp * 2, 1e-12);
+    assert_int_equal(o->t_fwd, cost_membound(&std.hw.gpu, &std.hw.eff, o->bytes));
+    assert_int_equal(o->t_dgrad, 0);
+    o = find_op(&a, "attn_out_layout");
+    assert_rel(o->bytes, 2 * T * h / tp * 2, 1e-12);
+    assert_true(o->core);
+    assert_true(has_op(&b, "qkv_bias_add"));
+    assert_false(has_op(&b, "attn_out_layout"));
+    assert_false(has_op(&c, "qkv_bias_add"));
+    assert_true(has_op(&c, "attn_out_layout"));
+}
+
+/*
  * Megatron's vocabulary-parallel cross-entropy: the 16-bit logits are copied to fp32 and
  * passed over by max, sub, exp, sum and div (p + 4 + 36 B per logit forward), then mul and
  * the cast back (8 + 4 + p B backward); eager PyTorch keeps the single fused pass (p + 8 B).
@@ -531,6 +573,7 @@ int main(void)
         cmocka_unit_test(test_workload_lora_freezes_base),
         cmocka_unit_test(test_workload_qlora_dequantizes),
         cmocka_unit_test(test_workload_bias_gradient_reads_output),
+        cmocka_unit_test(test_workload_megatron_bias_and_layout_copies),
         cmocka_unit_test(test_workload_megatron_cross_entropy_passes),
         cmocka_unit_test(test_workload_fused_cross_entropy_keeps_16bit_logits),
         cmocka_unit_test(test_workload_triton_attention_slower),
