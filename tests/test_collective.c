@@ -204,6 +204,31 @@ static void test_coll_forced_unavailable_falls_back(void **state)
     assert_int_equal(c.algo, ALGO_TREE);
 }
 
+/*
+ * The Azure ND A100 v4 sweep is labelled NVLS, which NCCL 2.18 cannot run on
+ * an A100 (no algorithm left, getAlgoInfo's "no algorithm/protocol
+ * available"), so it was a default run; the model's ring fallback must cost
+ * every size of the sweep (1 KiB - 8 GiB) exactly as NCCL's default choice.
+ */
+static void test_coll_a100_forced_nvls_is_default_run(void **state)
+{
+    struct hardware hw;
+    struct nccl_cfg nvls = { ALGO_NVLS, PROTO_AUTO }, any = { ALGO_AUTO, PROTO_AUTO };
+    struct comm_group g = group(8, 1);
+    double bytes;
+
+    (void)state;
+    dgx_a100(&hw);
+    for (bytes = 1024; bytes <= 8 * GiB; bytes *= 2) {
+        struct coll_cost forced, dflt;
+        coll_estimate(&hw, &nvls, &g, COLL_ALL_REDUCE, bytes, &forced);
+        coll_estimate(&hw, &any, &g, COLL_ALL_REDUCE, bytes, &dflt);
+        assert_int_equal(forced.algo, dflt.algo);
+        assert_int_equal(forced.proto, dflt.proto);
+        assert_int_equal(coll_time(&forced), coll_time(&dflt));
+    }
+}
+
 /* Small messages pick a low-latency protocol (LL); large ones Simple. */
 static void test_coll_protocol_by_size(void **state)
 {
@@ -513,6 +538,7 @@ int main(void)
         cmocka_unit_test(test_coll_h100_forced_ring),
         cmocka_unit_test(test_coll_a100_allreduce_peak),
         cmocka_unit_test(test_coll_forced_unavailable_falls_back),
+        cmocka_unit_test(test_coll_a100_forced_nvls_is_default_run),
         cmocka_unit_test(test_coll_protocol_by_size),
         cmocka_unit_test(test_coll_a100_multinode_192),
         cmocka_unit_test(test_coll_internode_drop),
