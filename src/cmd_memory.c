@@ -112,9 +112,10 @@ static void explain(const struct scenario *s, int cat, const struct layer_cost *
         snprintf(buf, n, "%s%s", optimizer_text(s), shard_note(f.optim, sh, sizeof(sh)));
         break;
     case MC_ACT:
-        snprintf(buf, n, "saved for backward, %.0f MiB per layer per micro-batch (recompute %s)",
-                 lc->act[s->train.recompute] / (1024.0 * 1024.0),
-                 recompute_name(s->train.recompute));
+        snprintf(
+            buf, n, "saved for backward, %.0f MiB per layer per micro-batch (recompute %s)%s",
+            lc->act[s->train.recompute] / (1024.0 * 1024.0), recompute_name(s->train.recompute),
+            memory_qlora_retained_bytes(s, 1) > 0 ? " + last micro-batch's NF4 GEMM inputs" : "");
         break;
     case MC_LOGITS:
         snprintf(buf, n, "fp32 logits, tokens x vocab x 4 B (+ 16-bit copy in forward)");
@@ -180,10 +181,15 @@ static void print_breakdown(FILE *f, const struct run *r)
     const struct rank_result *rr = &r->sim.ranks[r->peak_idx];
     struct shard sh;
     struct layer_cost lc;
+    struct param_roles roles;
     double sum = 0, host;
     char t[32], buf[160], mem[32];
+    bool at_load;
     int c;
 
+    memory_model_roles(s, &roles);
+    /* A QLoRA model under ZeRO-3 is whole on every GPU before the engine partitions it. */
+    at_load = rr->peak_t == 0 && memory_qlora_load_bytes(s, &roles) > 0;
     workload_shard(s, &sh);
     workload_layer(s, &sh, false, &lc);
     report_fmt_time((double)rr->peak_t / NS_PER_S, t, sizeof(t));
@@ -197,6 +203,8 @@ static void print_breakdown(FILE *f, const struct run *r)
         sum += b;
         fmt_mem(b, mem, sizeof(mem));
         explain(s, c, &lc, buf, sizeof(buf));
+        if (c == MC_PARAMS && at_load)
+            snprintf(buf, sizeof(buf), "the whole NF4 model at load, before ZeRO-3 partitions it");
         fprintf(f, "  %-20s %10s %5.1f%%   %s\n", mcat_name(c), mem, 100 * b / r->peak_bytes, buf);
     }
     fmt_mem(sum, mem, sizeof(mem));

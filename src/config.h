@@ -331,6 +331,12 @@ struct ddp_cfg {
 };
 
 /* DeepSpeed ZeRO knobs, DeepSpeed's names; sizes in elements as DeepSpeed counts. */
+/* How ZeRO-3 gathers its parameters (zero.stage3_gather). */
+enum zero3_gather {
+    ZERO3_GATHER_COALESCED,     /* DeepSpeed since mid-2021: prefetched, bucketed, asynchronous */
+    ZERO3_GATHER_PER_PARAM_SYNC /* DeepSpeed 0.3.13-0.4.x: one blocking gather per parameter */
+};
+
 struct zero_cfg {
     double reduce_bucket_size;
     double allgather_bucket_size;
@@ -340,6 +346,7 @@ struct zero_cfg {
     double max_reuse_distance;          /* stage3_max_reuse_distance */
     bool overlap_comm;
     bool contiguous_gradients;
+    enum zero3_gather stage3_gather;
 };
 
 enum backward_prefetch {

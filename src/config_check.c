@@ -93,9 +93,14 @@ void cfg_derive_defaults(struct scenario *s, unsigned given)
         s->fsdp.reduce_dtype = mp;
     if (!(given & GIVEN_BUFFER_DTYPE))
         s->fsdp.buffer_dtype = mp;
-    /* DeepSpeed: overlap_comm defaults to true only for stage 3 (formulas.md §2.3). */
+    /*
+     * DeepSpeed: overlap_comm defaults to true only for stage 3 (formulas.md §2.3); the
+     * 2021 releases that gathered per parameter defaulted it to false for every stage
+     * (constants.py ZERO_OPTIMIZATION_OVERLAP_COMM_DEFAULT = False).
+     */
     if (!(given & GIVEN_OVERLAP_COMM))
-        s->zero.overlap_comm = s->par.sharding == SHARD_ZERO3;
+        s->zero.overlap_comm =
+            s->par.sharding == SHARD_ZERO3 && s->zero.stage3_gather != ZERO3_GATHER_PER_PARAM_SYNC;
     /*
      * Megatron-LM: overlap_grad_reduce defaults to False (formulas.md §3.1); KOR22 §6.3 ran
      * without overlapping the gradient all-reduce. PyTorch DDP always overlaps.

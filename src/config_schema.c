@@ -119,6 +119,11 @@ static const struct enum_name ddp_impl_names[] = {
     { "pytorch", DDP_IMPL_PYTORCH },
     { NULL, 0 },
 };
+static const struct enum_name zero3_gather_names[] = {
+    { "coalesced", ZERO3_GATHER_COALESCED },
+    { "per_param_sync", ZERO3_GATHER_PER_PARAM_SYNC },
+    { NULL, 0 },
+};
 static const struct enum_name prefetch_names[] = {
     { "backward_pre", BWD_PREFETCH_PRE },
     { "backward_post", BWD_PREFETCH_POST },
@@ -544,9 +549,13 @@ static const struct field zero_rows[] = {
     { QTY("stage3_max_reuse_distance", struct zero_cfg, max_reuse_distance, UNIT_COUNT, "1e9"),
       .flags = F_ZERO_OK, .doc = "keep parameters reused within this many elements (ZeRO-3)" },
     { BOOL("overlap_comm", struct zero_cfg, overlap_comm, "false"), .given = GIVEN_OVERLAP_COMM,
-      .def_doc = "true for zero3, else false", .doc = "overlap reduction with backward" },
+      .def_doc = "true for zero3 with coalesced gathers, else false",
+      .doc = "overlap reduction with backward" },
     { BOOL("contiguous_gradients", struct zero_cfg, contiguous_gradients, "true"),
       .doc = "copy gradients into one contiguous buffer" },
+    { ENUM("stage3_gather", struct zero_cfg, stage3_gather, zero3_gather_names, "coalesced"),
+      .doc = "ZeRO-3 parameter gathers: coalesced (DeepSpeed since mid-2021) or per_param_sync "
+             "(0.3.13-0.4.x: one blocking all-gather per parameter, no prefetch)" },
 };
 static const struct section zero_section = SECTION("zero", zero_rows, 0);
 

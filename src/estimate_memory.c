@@ -44,6 +44,25 @@ static double zero_buffers(const struct cand *c)
     return 0;
 }
 
+/*
+ * The stage's peak is the model load when a QLoRA model under ZeRO-3 is whole
+ * on the GPU before it is partitioned (memory_qlora_load_bytes()) and that
+ * outweighs the step's `total`: then `mem` becomes the load's breakdown.
+ */
+static double load_peak(const struct scenario *s, const struct param_roles *r, double mem[MC_COUNT],
+                        double total)
+{
+    double load = memory_qlora_load_bytes(s, r);
+
+    if (load + s->train.overhead_bytes <= total)
+        return total;
+    for (int k = 0; k < MC_COUNT; k++)
+        mem[k] = 0;
+    mem[MC_PARAMS] = load;
+    mem[MC_OVERHEAD] = s->train.overhead_bytes;
+    return load + s->train.overhead_bytes;
+}
+
 double est_stage_memory(const struct cand *c, const struct stage_sum *st, int stage,
                         double mem[MC_COUNT])
 {
@@ -68,7 +87,8 @@ double est_stage_memory(const struct cand *c, const struct stage_sum *st, int st
     mem[MC_COMM] = zero_buffers(c);
     if (s->par.sharding == SHARD_NONE)
         mem[MC_COMM] += memory_ddp_bucket_bytes(s, roles.trainable * sb.grads);
-    mem[MC_ACT] = prof.max_layers * st->act / v;
+    mem[MC_ACT] = prof.max_layers * st->act / v +
+                  memory_qlora_retained_bytes(s, st->dense + st->moe); /* the last micro-batch */
     if (rc != RC_NONE)
         mem[MC_ACT] += c->ld->act[RC_NONE] - c->ld->act[rc]; /* one layer recomputed */
     if (stage == 0)
@@ -80,5 +100,5 @@ double est_stage_memory(const struct cand *c, const struct stage_sum *st, int st
     mem[MC_OVERHEAD] = s->train.overhead_bytes;
     for (int k = 0; k < MC_COUNT; k++)
         total += mem[k];
-    return total;
+    return load_peak(s, &roles, mem, total);
 }

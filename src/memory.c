@@ -265,6 +265,26 @@ static void raw_states(const struct scenario *s, const struct param_roles *r,
     raw[MC_OPTIM] = r->trainable * sb->optim;
 }
 
+double memory_quant_constants_bytes(const struct scenario *s, const struct param_roles *r)
+{
+    if (s->train.finetune != FT_QLORA)
+        return 0;
+    return r->frozen_quant * (memory_frozen_bytes(s, true) - 0.5);
+}
+
+/*
+ * The parameter bytes on this GPU: the partitionable storage divided by `d`,
+ * plus QLoRA's block constants, which stay whole on every GPU however the
+ * parameters are partitioned or offloaded (memory_quant_constants_bytes()).
+ */
+static double param_bytes_on_gpu(const struct scenario *s, const struct param_roles *r,
+                                 double raw_params, double d)
+{
+    double whole = d > 1 ? memory_quant_constants_bytes(s, r) : 0; /* INFINITY: offloaded */
+
+    return divide(s, r, raw_params - whole, d) + whole;
+}
+
 static void states(const struct scenario *s, const struct param_roles *r,
                    const struct state_bytes *sb, const struct shard_factors *f,
                    double out[MC_COUNT])
@@ -272,7 +292,7 @@ static void states(const struct scenario *s, const struct param_roles *r,
     double raw[MC_COUNT];
 
     raw_states(s, r, sb, raw);
-    out[MC_PARAMS] = divide(s, r, raw[MC_PARAMS], f->params);
+    out[MC_PARAMS] = param_bytes_on_gpu(s, r, raw[MC_PARAMS], f->params);
     out[MC_MASTER] = divide(s, r, raw[MC_MASTER], f->master);
     out[MC_GRADS] = divide(s, r, raw[MC_GRADS], f->grads);
     out[MC_OPTIM] = divide(s, r, raw[MC_OPTIM], f->optim);
@@ -301,7 +321,8 @@ double memory_host_bytes(const struct scenario *s, const struct param_roles *r)
     raw_states(s, r, &sb, raw);
     sharded_factors(s, &f);
     host_placement(s, &h);
-    return (h.params ? divide(s, r, raw[MC_PARAMS], f.params) : 0) +
+    return (h.params ? divide(s, r, raw[MC_PARAMS] - memory_quant_constants_bytes(s, r), f.params)
+                     : 0) +
            (h.master ? divide(s, r, raw[MC_MASTER], f.master) : 0) +
            (h.grads ? divide(s, r, raw[MC_GRADS], f.grads) : 0) +
            (h.optim ? divide(s, r, raw[MC_OPTIM], f.optim) : 0);
@@ -309,15 +330,22 @@ double memory_host_bytes(const struct scenario *s, const struct param_roles *r)
 
 /* ---- emission ----------------------------------------------------------------------------- */
 
-void memory_emit_static(struct build *b, int cat, double bytes, const char *label)
+/* A mark allocating `bytes` of `cat` when it runs; -1 (no mark) for nothing to allocate. */
+static int emit_mark(struct build *b, int cat, double bytes, const char *label)
 {
     struct prog *p = b->p;
     int t;
 
     if (bytes <= 0)
-        return;
+        return -1;
     t = prog_mark(p, ST_COMPUTE, prog_label(p, label, 0));
     task_mem_start(&p->tasks[t], cat, bytes_i64(bytes));
+    return t;
+}
+
+void memory_emit_static(struct build *b, int cat, double bytes, const char *label)
+{
+    emit_mark(b, cat, bytes, label);
 }
 
 static void emit_categories(struct build *b, const double bytes[MC_COUNT])
@@ -366,19 +394,75 @@ double memory_dequant_bytes(const struct scenario *s)
     return widest / tp * compute_param_bytes(s);
 }
 
+/* ---- QLoRA: the whole model at load, the previous micro-batch's inputs ------------------ */
+
+/*
+ * Is the training loop LitGPT's (finetune/lora.py), which keeps the last
+ * micro-batch's graph alive until the next one's loss? Eager code that is not
+ * Hugging Face PEFT under DeepSpeed (workload.c, hf_peft(): a scenario key
+ * naming the model code would replace this guess).
+ */
+static bool litgpt_loop(const struct scenario *s)
+{
+    return workload_eager(s) && scenario_framework(s) != FW_DEEPSPEED;
+}
+
+double memory_qlora_load_bytes(const struct scenario *s, const struct param_roles *r)
+{
+    struct state_bytes sb;
+    double raw[MC_COUNT];
+
+    if (s->train.finetune != FT_QLORA || s->par.sharding != SHARD_ZERO3)
+        return 0;
+    memory_state_bytes(s, &sb);
+    raw_states(s, r, &sb, raw);
+    return raw[MC_PARAMS];
+}
+
+double memory_qlora_retained_bytes(const struct scenario *s, double layers)
+{
+    const struct model *m = &s->model;
+    double T = (double)s->train.micro_batch * s->train.seq_len / s->par.cp;
+    double p = compute_param_bytes(s), tp = s->par.tp;
+
+    if (s->train.finetune != FT_QLORA || !litgpt_loop(s) || s->train.recompute != RC_NONE)
+        return 0;
+    /* the inputs of QKV and the MLP's first projections (one tensor), of out-proj and down-proj */
+    return layers * p * T * (2.0 * m->hidden + (m->heads * m->head_dim + m->ffn_hidden) / tp);
+}
+
+/*
+ * Before DeepSpeed partitions a QLoRA model the GPU holds all of it: a mark
+ * ahead of the model states that allocates the whole stored model and frees
+ * it when it ends (the states then take its place).
+ */
+static void emit_load_peak(struct build *b, double load)
+{
+    int t = emit_mark(b, MC_PARAMS, load, "QLoRA model loaded whole before ZeRO-3 partitions it");
+
+    if (t >= 0)
+        task_mem_end(&b->p->tasks[t], MC_PARAMS, -bytes_i64(load));
+}
+
 void memory_emit_model_states(struct build *b, const struct shard_factors *f)
 {
     struct param_roles r;
     struct shard_factors d;
-    double bytes[MC_COUNT];
+    double bytes[MC_COUNT], layers = 0;
+    int i;
 
     on_device(b->s, f, &d);
     memory_build_roles(b, &r);
+    emit_load_peak(b, memory_qlora_load_bytes(b->s, &r));
     memory_model_states(b->s, &r, &d, bytes);
     emit_categories(b, bytes);
     if (!isinf(d.params))
         memory_emit_static(b, MC_WORKSPACE, memory_dequant_bytes(b->s),
                            "QLoRA dequantized weight (bf16 copy of one NF4 projection)");
+    for (i = 0; i < b->nunits; i++)
+        layers += b->units[i].kind == UNIT_LAYER;
+    memory_emit_static(b, MC_ACT, memory_qlora_retained_bytes(b->s, layers),
+                       "previous micro-batch's NF4 GEMM inputs (bitsandbytes ctx.tensors)");
 }
 
 double memory_ddp_bucket_bytes(const struct scenario *s, double grad_bytes)

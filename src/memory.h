@@ -21,7 +21,9 @@
  * - LoRA freezes the base weights (no gradient, master or optimizer state) and
  *   trains r*(d_in + d_out) adapter parameters per targeted matrix (LORA
  *   §4.1); QLoRA stores the base projection weights as NF4 with block-wise
- *   constants (QLORA §3).
+ *   constants (QLORA §3). The constants are not parameters, so sharding
+ *   leaves them whole; under ZeRO-3 the quantized model is whole on each GPU
+ *   at load; LitGPT's loop keeps the last micro-batch's NF4 GEMM inputs.
  * - CPU offload moves the offloaded categories to host memory: they occupy no
  *   GPU memory (their PCIe and CPU time belong to strategy/offload.c).
  */
@@ -159,11 +161,52 @@ double memory_optimizer_traffic(const struct scenario *s);
 double memory_dequant_bytes(const struct scenario *s);
 
 /*
+ * QLoRA's NF4 block constants per rank, bytes (0 unless QLoRA): the absmax per
+ * 64 weights (and, double-quantized, its 8-bit codes with one fp32 constant
+ * per 256 blocks), memory_frozen_bytes(s, true) - 0.5 per NF4 weight. They
+ * live in bitsandbytes' Params4bit.quant_state (nn/modules.py, 0.43), a
+ * QuantState object of plain tensors, not a parameter; ZeRO-3 and FSDP
+ * partition (and offload) parameter storage only, so every GPU keeps all of
+ * them: memory_model_states() divides only the packed 4-bit data (0.5 B).
+ */
+double memory_quant_constants_bytes(const struct scenario *s, const struct param_roles *r);
+
+/*
+ * The whole stored model (parameters `r`, unsharded), bytes, that a GPU holds
+ * before DeepSpeed ZeRO-3 partitions a QLoRA model; 0 otherwise. Transformers
+ * skips deepspeed.zero.Init for quantized models (modeling_utils.py,
+ * `if is_deepspeed_zero3_enabled() and not is_quantized`), so each rank
+ * quantizes and places the whole model on its GPU, and ZeRO-3 partitions it
+ * when the engine starts ("parameters first be fully loaded to each GPU and
+ * then be sharded": DeepSpeed issues #5617, #5637, PEFT #1844, 2024). This is
+ * the job's peak when the whole NF4 model outweighs a training step.
+ */
+double memory_qlora_load_bytes(const struct scenario *s, const struct param_roles *r);
+
+/*
+ * The previous micro-batch's inputs of the NF4 projections that are still
+ * allocated during the next forward under LitGPT's loop, bytes per rank for
+ * `layers` layers; 0 unless QLoRA without recompute in eager non-PEFT code.
+ * bitsandbytes' MatMul4Bit keeps its input in `ctx.tensors = (A, B)`
+ * (autograd/_functions.py, 0.41-0.43), not save_for_backward, so it lives
+ * as long as the graph; LitGPT's finetune/lora.py rebinds `logits` and `loss`
+ * only in the next iteration, after that micro-batch's forward, so each
+ * forward runs with the last graph's inputs: the QKV and gate/up input (one
+ * tensor), the out-projection and down-projection inputs, p*T*(2h + q + f)
+ * per layer (tp divides q and f). Sized with the simulated micro-batch: with
+ * variable-length data the previous batch is often shorter.
+ */
+double memory_qlora_retained_bytes(const struct scenario *s, double layers);
+
+/*
  * Allocate at time zero the model states of every unit of `b` (MC_PARAMS,
  * MC_MASTER, MC_GRADS, MC_OPTIM), per memory_model_states(), and QLoRA's
  * dequantization buffer (MC_WORKSPACE, memory_dequant_bytes()). Categories the
  * scenario's offload or paged optimizer keeps on the host are not allocated
- * on the GPU, whatever divisors `f` gives.
+ * on the GPU, whatever divisors `f` gives. QLoRA adds the whole model at load
+ * under ZeRO-3 (memory_qlora_load_bytes(), a transient at time zero on top of
+ * the states just allocated) and the previous micro-batch's retained inputs
+ * (memory_qlora_retained_bytes(), MC_ACT for the whole step).
  */
 void memory_emit_model_states(struct build *b, const struct shard_factors *f);
 

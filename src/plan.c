@@ -141,10 +141,12 @@ static void reject(struct search *se, int why, const struct plan_cand *c, const 
     if (r->rejected[why]++ == 0) {
         char d[160];
         plan_describe(c, d, sizeof(d));
+        /* The reason is cut to what the example holds after the candidate (GCC checks it). */
         if (se->o->ngpus > 1)
-            snprintf(r->example[why], sizeof(r->example[why]), "%d GPUs %s: %s", c->gpus, d, msg);
+            snprintf(r->example[why], sizeof(r->example[why]), "%d GPUs %s: %.140s", c->gpus, d,
+                     msg);
         else
-            snprintf(r->example[why], sizeof(r->example[why]), "%s: %s", d, msg);
+            snprintf(r->example[why], sizeof(r->example[why]), "%s: %.150s", d, msg);
     }
 }
 

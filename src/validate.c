@@ -78,6 +78,7 @@ enum col {
     C_DDP_IMPL,
     C_TP_ASYNC,
     C_FSDP_REDUCE_DTYPE,
+    C_ZERO3_GATHER,
     C_COUNT
 };
 
@@ -148,7 +149,8 @@ static const struct {
      * and ddp_impl (megatron | pytorch: ddp.impl, Megatron's --DDP-impl) and
      * tp_async_allreduce (0 | 1: parallelism.tp_async_allreduce) and
      * fsdp_reduce_dtype (fp32 | bf16 | fp16: fsdp.reduce_dtype; empty = the
-     * precision, as the loader derives it).
+     * precision, as the loader derives it) and zero3_gather (coalesced |
+     * per_param_sync: zero.stage3_gather, DeepSpeed's 2021 ZeRO-3 path).
      */
     [C_ATTN_IMPL] = { "attn_impl", false },
     [C_LORA_DROPOUT] = { "lora_dropout", false },
@@ -157,6 +159,7 @@ static const struct {
     [C_DDP_IMPL] = { "ddp_impl", false },
     [C_TP_ASYNC] = { "tp_async_allreduce", false },
     [C_FSDP_REDUCE_DTYPE] = { "fsdp_reduce_dtype", false },
+    [C_ZERO3_GATHER] = { "zero3_gather", false },
 };
 
 const char *validate_metric_name(enum validate_metric m)
@@ -426,7 +429,7 @@ static int fill_training(struct rowctx *rc, struct scenario *s)
 static int fill_parallel(struct rowctx *rc, struct scenario *s)
 {
     struct parallelism *p = &s->par;
-    int sh, impl;
+    int sh, impl, gather;
 
     if (get_int(rc, C_DP, 0, 1, &p->dp) || get_int(rc, C_TP, 1, 1, &p->tp) ||
         get_int(rc, C_PP, 1, 1, &p->pp) || get_int(rc, C_VPP, 1, 1, &p->vpp) ||
@@ -435,11 +438,13 @@ static int fill_parallel(struct rowctx *rc, struct scenario *s)
         get_bool(rc, C_GRAD_ACCUM_FUSION, true, &s->ddp.grad_accum_fusion) ||
         get_bool(rc, C_TP_ASYNC, true, &p->tp_async_allreduce) ||
         get_enum(rc, C_DDP_IMPL, "ddp.impl", DDP_IMPL_AUTO, &impl) ||
+        get_enum(rc, C_ZERO3_GATHER, "zero.stage3_gather", ZERO3_GATHER_COALESCED, &gather) ||
         get_enum(rc, C_SHARDING, "parallelism.sharding", SHARD_NONE, &sh) ||
         get_framework(rc, &p->framework))
         return -1;
     p->sharding = (enum sharding)sh;
     s->ddp.impl = (enum ddp_impl)impl;
+    s->zero.stage3_gather = (enum zero3_gather)gather;
     return 0;
 }
 

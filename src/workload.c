@@ -19,6 +19,7 @@ struct ctx {
     bool qlora;       /* base projection weights stored as NF4 */
     unsigned targets; /* enum lora_target bits (0 for full training) */
     bool eager;       /* unfused PyTorch modules (workload_eager()) */
+    bool hf;          /* Hugging Face Transformers + PEFT model code (hf_peft()) */
 };
 
 /* Append an operator to ops[0..max): the tables hold every operator a layer can have. */
@@ -145,18 +146,26 @@ static double adapter(const struct ctx *c, struct op *o, double T, double d_in, 
  * of it, which autograd saves for lora_A's weight gradient together with
  * dropout's 1-byte mask, instead of x; the frozen projection `base` then keeps
  * x only when its own backward needs it (`base_needs`: QLoRA's MatMul4Bit, or
- * a fused attention output). One dropout per input, as LitGPT's fused QKV
- * applies one lora_dropout to x for all its adapters (PEFT's separate q_proj
- * and v_proj each drop their own copy: counted once here). The dropout itself
- * is a memory-bound pass reading x and writing the copy and the mask.
+ * a fused attention output). LitGPT's fused QKV applies one lora_dropout to x
+ * for all its adapters: one copy per input. PEFT wraps each targeted
+ * nn.Linear in its own lora.Linear with its own `lora_dropout[adapter]`
+ * module (peft/tuners/lora/layer.py, Linear.forward: `x = dropout(x)` per
+ * module), so q_proj, k_proj and v_proj (and gate_proj, up_proj) each keep a
+ * dropped copy and a mask of the same input: one per adapter among `mask`.
+ * Each dropout is a memory-bound pass reading x and writing the copy and mask.
  */
 static void adapter_dropout(const struct ctx *c, struct op *base, struct op *lora, double rows,
-                            double d_in, bool base_needs)
+                            double d_in, bool base_needs, unsigned mask)
 {
-    double elems = rows * d_in;
+    unsigned sharing = c->targets & mask;
+    double copies = 1, elems;
 
     if (!(c->s->train.lora.dropout > 0))
         return;
+    if (c->hf)
+        for (copies = 0; sharing; sharing &= sharing - 1)
+            copies++;
+    elems = copies * rows * d_in;
     if (!base_needs)
         base->saved = 0;
     lora->saved += elems * (c->p + 1);
@@ -175,6 +184,19 @@ static void dequant_op(const struct ctx *c, struct op *ops, int *n, const char *
     o = add_op(ops, n, MAX_OPS, name, OP_MEM, part, SEG_COL);
     membound(c, o, weights * (workload_nf4_bytes(c->s->train.lora.double_quant) + 2.0), 0);
     o->t_dgrad = o->t_fwd;
+}
+
+/*
+ * Is the model Hugging Face Transformers code adapted by PEFT? LoRA / QLoRA
+ * under DeepSpeed is, in practice, PEFT on a Transformers model through the
+ * Trainer / Accelerate integration (the PEFT rows of
+ * tests/validation/memory.csv). Other eager runs follow LitGPT's layout. A
+ * scenario key naming the model code would replace this guess (requested).
+ */
+static bool hf_peft(const struct scenario *s)
+{
+    return workload_eager(s) && scenario_framework(s) == FW_DEEPSPEED &&
+           s->train.finetune != FT_FULL;
 }
 
 static double norm_stats_bytes(const struct model *m)
@@ -198,6 +220,7 @@ static void ctx_init(struct ctx *c, const struct scenario *s, const struct shard
     c->qlora = s->train.finetune == FT_QLORA;
     c->targets = c->lora ? s->train.lora.targets : 0;
     c->eager = workload_eager(s);
+    c->hf = hf_peft(s);
 }
 
 bool workload_eager(const struct scenario *s)
@@ -256,14 +279,14 @@ static void norm_op(const struct ctx *c, struct op *ops, int *n, int max, const 
  * output stay: p*T*(q + kv), counted on the rope op. With grouped-query
  * attention LitGPT expands and reshapes K and V into copies, and V no longer
  * pins `qkv` (not modelled: the copies' extra size is not counted either).
- * Separate q/k/v projections (Hugging Face Llama) do not pin anything: the
- * eager accounting follows LitGPT's fused layout.
+ * Separate q/k/v projections (Hugging Face Llama, hf_peft()) do not pin
+ * anything; other eager code follows LitGPT's fused layout.
  */
 static bool fused_qkv_pinned(const struct ctx *c)
 {
     const struct model *m = &c->s->model;
 
-    return c->eager && m->pos == POS_ROPE && m->kv_heads == m->heads;
+    return c->eager && !c->hf && m->pos == POS_ROPE && m->kv_heads == m->heads;
 }
 
 static void residual_op(const struct ctx *c, struct op *ops, int *n, const char *name, int part)
@@ -314,7 +337,7 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
     if (tg & (LORA_Q | LORA_K | LORA_V)) {
         /* Column-parallel: A (h x r) replicated, B (r x d_out / tp) sharded. */
         o = add_op(ops, n, MAX_OPS, "lora_qkv", OP_GEMM, PART_ATTN, SEG_COL);
-        adapter_dropout(c, base, o, T, h, c->qlora);
+        adapter_dropout(c, base, o, T, h, c->qlora, LORA_Q | LORA_K | LORA_V);
         if (tg & LORA_Q)
             lc->lora_params[PART_ATTN] += adapter(c, o, T, h, q, 1);
         if (tg & LORA_K)
@@ -388,7 +411,7 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
         /* Row-parallel: A (q / tp x r) sharded, B (r x h) replicated. */
         o = add_op(ops, n, MAX_OPS, "lora_o", OP_GEMM, PART_ATTN, SEG_ROW);
         adapter_dropout(c, base, o, T, q,
-                        c->qlora || (c->s->train.attention == ATTN_FLASH && !c->eager));
+                        c->qlora || (c->s->train.attention == ATTN_FLASH && !c->eager), LORA_O);
         lc->lora_params[PART_ATTN] += adapter(c, o, T, q, h, 1);
     }
     residual_op(c, ops, n, "attn_residual", PART_ATTN);
@@ -441,7 +464,7 @@ static void mlp_ops(const struct ctx *c, bool moe, struct layer_cost *lc)
     base = o;
     if (tg & in_mask) {
         o = add_op(ops, n, MAX_OPS, "lora_gate_up", OP_GEMM, PART_MLP, SEG_COL);
-        adapter_dropout(c, base, o, tokens * batch, h, c->qlora);
+        adapter_dropout(c, base, o, tokens * batch, h, c->qlora, in_mask);
         if (swiglu && (tg & LORA_GATE))
             lc->lora_params[PART_MLP] += adapter(c, o, tokens, h, f, batch);
         if (tg & LORA_UP)
@@ -459,7 +482,7 @@ static void mlp_ops(const struct ctx *c, bool moe, struct layer_cost *lc)
     base = o;
     if (tg & LORA_DOWN) {
         o = add_op(ops, n, MAX_OPS, "lora_down", OP_GEMM, PART_MLP, SEG_ROW);
-        adapter_dropout(c, base, o, tokens * batch, f, c->qlora);
+        adapter_dropout(c, base, o, tokens * batch, f, c->qlora, LORA_DOWN);
         lc->lora_params[PART_MLP] += adapter(c, o, tokens, f, h, batch);
     }
     if (unpermute_bytes > 0) {
@@ -691,6 +714,23 @@ void workload_head(const struct scenario *s, const struct shard *sh, struct edge
     }
     out->logits_bytes = 4 * logits;
     out->transient_bytes = c.p * logits;
+    if (c.hf && s->train.cross_entropy != CE_FUSED) {
+        /*
+         * Hugging Face LlamaForCausalLM.forward (transformers 4.38-4.45):
+         * `logits = logits.float()` (the 16-bit logits die with the rebinding),
+         * `shift_logits = logits[..., :-1, :].contiguous()` (a second fp32
+         * copy), then CrossEntropyLoss, whose log_softmax output (fp32) is
+         * saved for backward. While log_softmax runs all three are alive,
+         * 12 B per logit; the saved output (logits_bytes) outlives the
+         * forward, the other two (transient) die with it. Backward starts
+         * with as much: the saved output, nll_loss's gradient and
+         * log_softmax's. The copy reads and writes 8 B per logit forward and
+         * its slice backward writes zeros, then the gradient (12 B).
+         */
+        out->transient_bytes = 8 * logits;
+        o->t_fwd += cost_membound(c.gpu, c.eff, 8 * logits);
+        o->t_dgrad += cost_membound(c.gpu, c.eff, 12 * logits);
+    }
     if (s->train.cross_entropy == CE_FUSED) {
         /*
          * flash_attn.losses.cross_entropy (llm-foundry's default loss_fn

@@ -429,6 +429,10 @@ static void test_cfg_set_checks_and_rederives(void **state)
     assert_true(s->ddp.overlap);
     assert_int_equal(cfg_set(s, "parallelism.sharding", "zero3", &err), 0);
     assert_true(s->zero.overlap_comm); /* DeepSpeed default for stage 3 */
+    assert_int_equal(cfg_set(s, "zero.stage3_gather", "per_param_sync", &err), 0);
+    assert_false(s->zero.overlap_comm); /* the 2021 releases' default for every stage */
+    assert_int_equal(cfg_set(s, "zero.stage3_gather", "coalesced", &err), 0);
+    assert_true(s->zero.overlap_comm);
     assert_int_equal(cfg_set(s, "training.precision", "fp16", &err), 0);
     assert_int_equal(s->fsdp.reduce_dtype, DT_FP16);
     assert_int_equal(cfg_set(s, "simulation.step_overhead", "2 ms", &err), 0);

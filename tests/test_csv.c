@@ -155,7 +155,7 @@ static void test_csv_reads_runs_file(void **state)
 
     (void)state;
     assert_non_null(t);
-    assert_int_equal(t->ncols, 39);
+    assert_int_equal(t->ncols, 40);
     assert_int_equal(t->nrows, 171);
     for (int i = 0; i < t->nrows; i++)
         assert_int_equal(t->rows[i].nfields, t->ncols);

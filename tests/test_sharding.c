@@ -319,6 +319,114 @@ static void test_sharding_sc21_zero3_rows_fit(void **state)
     csv_free(t);
 }
 
+/* ---- DeepSpeed ZeRO-3 of 2021 (zero.stage3_gather: per_param_sync) ------------------------ */
+
+#define PER_PARAM "zero.stage3_gather=per_param_sync"
+
+/*
+ * DeepSpeed 0.3.13-0.4.x gathers and reduces one parameter at a time: Llama 2
+ * 7B on 64 GPUs has 130 weight tensors (32 layers x QKV, output projection,
+ * gate+up, down; the embedding; the head), so 130 reduce-scatters, and each
+ * layer fetch becomes 4 all-gathers (9 fetches are of a one-tensor edge
+ * unit: embedding and head in forward, embedding in backward); the bytes
+ * moved do not change.
+ */
+static void test_sharding_zero3_ds2021_per_tensor(void **state)
+{
+    struct sim_case now, old;
+    struct report_dp dn, d0;
+    int gathers;
+
+    (void)state;
+    run_case(&now, "sharding_7b_64gpu", SYMMETRIC, "parallelism.sharding=zero3", NULL);
+    run_case(&old, "sharding_7b_64gpu", SYMMETRIC, "parallelism.sharding=zero3", PER_PARAM, NULL);
+    gathers = test_count_colls(now.r.progs[0], COMM_DP, COLL_ALL_GATHER);
+    assert_int_equal(test_count_colls(old.r.progs[0], COMM_DP, COLL_ALL_GATHER), 4 * gathers - 9);
+    assert_int_equal(test_count_colls(old.r.progs[0], COMM_DP, COLL_REDUCE_SCATTER), 4 * 32 + 2);
+    report_dp_traffic(&now.r, &dn);
+    report_dp_traffic(&old.r, &d0);
+    assert_true(fabs(d0.volume_bytes - dn.volume_bytes) <= 1e-9 * dn.volume_bytes);
+    free_case(&now);
+    free_case(&old);
+}
+
+/*
+ * 2021: every gather synchronizes the device, so nothing overlaps: the step
+ * is at least compute plus data-parallel time (DeepSpeed 0.16's prefetch
+ * overlaps them: less). PyTorch <= 1.8 list collectives add one zero fill and
+ * one copy-out task per all-gather on the gather stream and one copy-in per
+ * reduce-scatter on the reduction stream, each copy task world_size (64)
+ * kernels of at least the `launch` cost.
+ */
+static void test_sharding_zero3_ds2021_serial_copies(void **state)
+{
+    struct sim_case now, old;
+    const struct rank_result *rn, *r0;
+    const struct prog *p;
+    double sum_now, sum_old, launch;
+    int i, gathers, reduces, on_gather = 0, on_reduce = 0;
+
+    (void)state;
+    run_case(&now, "sharding_7b_64gpu", SYMMETRIC, "parallelism.sharding=zero3", NULL);
+    run_case(&old, "sharding_7b_64gpu", SYMMETRIC, "parallelism.sharding=zero3", PER_PARAM,
+             "zero.overlap_comm=false", NULL); /* the scenario sets it true */
+    rn = rank0(&now);
+    r0 = rank0(&old);
+    sum_now = (double)(rn->busy[TC_FWD] + rn->busy[TC_BWD] + rn->busy[TC_COMM_DP]) / NS_PER_S;
+    sum_old = (double)(r0->busy[TC_FWD] + r0->busy[TC_BWD] + r0->busy[TC_COMM_DP]) / NS_PER_S;
+    assert_true(now.r.step_s < 0.95 * sum_now);
+    assert_true(old.r.step_s >= 0.999 * sum_old);
+    p = old.r.progs[0];
+    gathers = test_count_colls(p, COMM_DP, COLL_ALL_GATHER);
+    reduces = test_count_colls(p, COMM_DP, COLL_REDUCE_SCATTER);
+    launch = (double)old.s->hw.eff.launch;
+    for (i = 0; i < p->ntasks; i++) {
+        const struct task *t = &p->tasks[i];
+        if (t->kind != TASK_COMPUTE || t->tcat != TC_COMM_DP)
+            continue;
+        on_gather += t->stream == ST_DP_GATHER;
+        on_reduce += t->stream == ST_COMPUTE; /* overlap_comm false */
+        if (t->stream == ST_COMPUTE)
+            assert_true((double)t->dur >= 64 * launch);
+    }
+    assert_int_equal(on_gather, 2 * gathers);
+    assert_int_equal(on_reduce, reduces);
+    free_case(&now);
+    free_case(&old);
+}
+
+/*
+ * A full recompute re-runs the layer's forward inside backward, and the
+ * sub-module hooks release what is reused stage3_max_reuse_distance elements
+ * or more later. Llama 2 7B (h 4096): 2 x (elements after it in the layer)
+ * is 304 M for QKV, 270 M for the output projection, 90 M for gate+up, 0
+ * for down. With the distance at 1e8 QKV and the projection (4 h^2 =
+ * 67.1 M elements, 2 B each) are gathered again in each of the 32 layers; at
+ * the default 1e9 nothing is.
+ */
+static void test_sharding_zero3_recompute_regather(void **state)
+{
+    static const char *const dist[] = { "zero.stage3_max_reuse_distance=1e8",
+                                        "zero.stage3_max_reuse_distance=1e9" };
+    static const double want[] = { 32.0 * 4 * 4096 * 4096 * 2, 0 };
+    int k;
+
+    (void)state;
+    for (k = 0; k < 2; k++) {
+        struct sim_case none, full;
+        struct report_dp dn, df;
+        run_case(&none, "sharding_7b_64gpu", SYMMETRIC, "parallelism.sharding=zero3", PER_PARAM,
+                 dist[k], "training.recompute=none", NULL);
+        run_case(&full, "sharding_7b_64gpu", SYMMETRIC, "parallelism.sharding=zero3", PER_PARAM,
+                 dist[k], "training.recompute=full", NULL);
+        report_dp_traffic(&none.r, &dn);
+        report_dp_traffic(&full.r, &df);
+        assert_true(fabs(df.volume_bytes - dn.volume_bytes - want[k]) <= 1e-6 * dn.volume_bytes);
+        free_case(&none);
+        free_case(&full);
+    }
+}
+
 /* ---- FSDP ----------------------------------------------------------------------------------- */
 
 /*
@@ -581,6 +689,9 @@ int main(void)
         cmocka_unit_test(test_sharding_zero3_gathers_cost_time),
         cmocka_unit_test(test_sharding_zero1_reduces_at_boundary),
         cmocka_unit_test(test_sharding_sc21_zero3_rows_fit),
+        cmocka_unit_test(test_sharding_zero3_ds2021_per_tensor),
+        cmocka_unit_test(test_sharding_zero3_ds2021_serial_copies),
+        cmocka_unit_test(test_sharding_zero3_recompute_regather),
         cmocka_unit_test(test_sharding_fsdp_gathered_memory),
         cmocka_unit_test(test_sharding_fsdp_limiter),
         cmocka_unit_test(test_sharding_fsdp_backward_prefetch),

@@ -42,6 +42,42 @@
  * the current module's tensors available). All collectives of the data-
  * parallel group run in issue order (dp.h).
  *
+ * Recomputation. Megatron's checkpointed layer re-runs its forward inside
+ * backward, so DeepSpeed's sub-module hooks (stage3.py _register_hooks_
+ * recursively: forward pre/post hooks on every module) fetch the layer for the
+ * recompute and release, after the recompute's forward, every sub-module whose
+ * next use (its backward) is stage3_max_reuse_distance elements or more away;
+ * those are gathered a third time for backward (regather_bytes). Applied in
+ * the 2021 model only (see regather()).
+ *
+ * DeepSpeed of 2021 (v0.3.13, the first release with stage 3, to v0.4.x;
+ * `zero.stage3_gather: per_param_sync`). Checked in its partition_parameters.py and
+ * stage3.py: _allgather_param gathers ONE parameter into a fresh
+ * torch.zeros buffer after torch.cuda.synchronize(), through
+ * torch.distributed.all_gather with a list of world_size views;
+ * fetch_sub_module waits with _synchronize_communication (handle.wait,
+ * comm_stream.synchronize, torch.cuda.synchronize); gradients are reduced
+ * one parameter at a time (_reduce_scatter_gradients: torch.distributed.
+ * reduce_scatter with a list of world_size input views). DeepSpeed PR #1188
+ * (June 2021) states the consequence: "the async version is not async at
+ * all, because each all_gather calls torch.cuda.synchronize()". PyTorch
+ * <= 1.8 ProcessGroupNCCL::allgather copies each of the world_size outputs out
+ * of a flat buffer (outputTensors[i][j].copy_) and reduce_scatter copies each
+ * input into one (inputFlattened[i][j].copy_): world_size memory-bound kernels
+ * per collective. simtrain models it as: no prefetch (every gather waits for
+ * the compute and collectives issued before it, the compute waits for it),
+ * one all-gather per gathered weight tensor preceded by the zero fill and
+ * followed by world_size copy-out kernels, one reduce-scatter per weight
+ * gradient preceded by world_size copy-in kernels, and overlap_comm false
+ * unless given (constants.py ZERO_OPTIMIZATION_OVERLAP_COMM_DEFAULT = False).
+ * Not modelled: the CPU time of DeepSpeed's Python loops over world_size
+ * (narrow views, get_rank) and of kernel launches beyond the kernels' own
+ * `launch` cost, for which no measured per-rank figure was found; the one
+ * parameter the 2021 coordinator
+ * prefetched (stage3_prefetch_bucket_size 5e7 is below one weight matrix) and
+ * could overlap with the sub-module before it is not represented at unit
+ * granularity, so compute and gathers are fully serial here.
+ *
  * Offload (ZeRO-Offload / ZeRO-Infinity): each reduced gradient partition is
  * copied to the host as fp32, the step runs on the CPU, the updated 16-bit
  * partition is copied back; with offload_param the 16-bit partition lives on
@@ -49,15 +85,22 @@
  */
 #include <stdlib.h>
 
+#include "cost.h"
 #include "dp.h"
 #include "memory.h"
 
+#define ZMAX_TENSORS 4 /* gathered weight tensors per unit (attention QKV, proj, MLP in, out) */
+
 struct zunit {
-    double gather_bytes; /* partitioned bytes this unit gathers (persistent ones excluded) */
-    double params;       /* elements, for the prefetch window */
-    bool avail;          /* gathered and not released */
-    bool keep;           /* reused within max_reuse_distance after its forward: not released */
-    int ready;           /* task after which it is available, -1 = none needed */
+    double gather_bytes;        /* partitioned bytes this unit gathers (persistent ones excluded) */
+    double params;              /* elements, for the prefetch window */
+    double share[ZMAX_TENSORS]; /* fraction of the unit in each weight tensor, forward order */
+    bool regather[ZMAX_TENSORS]; /* released after a full recompute, gathered again */
+    int ntensors;                /* entries of share[] (1: the unit as one tensor) */
+    double regather_bytes;       /* gathered again for backward after a full recompute */
+    bool avail;                  /* gathered and not released */
+    bool keep; /* reused within max_reuse_distance after its forward: not released */
+    int ready; /* task after which it is available, -1 = none needed */
 };
 
 struct zero {
@@ -70,6 +113,8 @@ struct zero {
     struct zunit *u;         /* stage 3: per unit of the build */
     double window;           /* stage 3: prefetch window, elements (0 = no prefetch) */
     int epilogue;            /* stage 3: last reduction of the previous micro-batch, -1 */
+    bool ds2021;             /* stage 3: DeepSpeed 0.3.13-0.4.x synchronous per-parameter path */
+    bool overlap;            /* reductions on their own stream (overlap_comm) */
 };
 
 static bool offload_grads(const struct scenario *s)
@@ -108,12 +153,34 @@ static void offload_partition(struct build *b, struct zero *z, double elems, int
         z->last_d2h = c;
 }
 
+/*
+ * PyTorch <= 1.8 list collectives (DeepSpeed 2021): world_size copy kernels of
+ * bytes / world_size each (read and written), on `stream` after `dep`.
+ */
+static int list_copies(struct build *b, struct zero *z, int stream, double bytes, const char *label,
+                       int arg, int dep)
+{
+    struct prog *p = b->p;
+    double n = z->pg.size;
+    sim_time each = cost_membound(&b->s->hw.gpu, &b->s->hw.eff, 2 * bytes / n);
+    int t = prog_compute(p, stream, TC_COMM_DP, (sim_time)n * each, prog_label(p, label, arg), -1);
+
+    if (dep >= 0)
+        prog_dep(p, t, dep);
+    return t;
+}
+
 /* Reduce one full ipg bucket of `bytes` after task `dep`; (offload) move this rank's share. */
 static void reduce_bucket(struct build *b, struct zero *z, double bytes, int mb, int dep)
 {
-    int stream = b->s->zero.overlap_comm ? ST_DP : ST_COMPUTE;
-    int t = dp_pg_coll(b, &z->pg, stream, COLL_REDUCE_SCATTER, bytes, "reduce-scatter bucket %d",
-                       z->bucket.issued, dep);
+    int stream = z->overlap ? ST_DP : ST_COMPUTE;
+    int t;
+
+    if (z->ds2021 && z->pg.size > 1) /* flatten_for_scatter_gather: copy each input in */
+        dep =
+            list_copies(b, z, stream, bytes, "reduce-scatter copy-in, %d kernels", z->pg.size, dep);
+    t = dp_pg_coll(b, &z->pg, stream, COLL_REDUCE_SCATTER, bytes, "reduce-scatter bucket %d",
+                   z->bucket.issued, dep);
 
     if (offload_grads(b->s))
         offload_partition(b, z, bytes / z->pbytes / z->pg.size, mb, t >= 0 ? t : dep);
@@ -122,6 +189,13 @@ static void reduce_bucket(struct build *b, struct zero *z, double bytes, int mb,
 static void reduce_grads(struct build *b, struct zero *z, int ui, int mb, int grad_task)
 {
     double bytes = dp_unit_grad_elems(b, ui) * z->pbytes, full;
+
+    if (z->ds2021) { /* _reduce_scatter_gradients: one reduce-scatter per parameter */
+        const struct zunit *u = &z->u[ui];
+        for (int i = u->ntensors - 1; i >= 0; i--)
+            reduce_bucket(b, z, bytes * u->share[i], mb, grad_task);
+        return;
+    }
 
     while ((full = dp_bucket_pour(&z->bucket, &bytes)) > 0)
         reduce_bucket(b, z, full, mb, grad_task);
@@ -152,6 +226,7 @@ static void common_init(struct build *b, struct zero *z, int stage)
     b->dp_state = z;
     z->stage = stage;
     z->pbytes = param_elem_bytes(s);
+    z->overlap = s->zero.overlap_comm;
     z->last_d2h = -1;
     z->epilogue = -1;
     dp_pg_init(&z->pg, b, COMM_DP);
@@ -258,6 +333,66 @@ static double largest_tensor(const struct scenario *s)
     return mlp > attn ? mlp : attn;
 }
 
+/*
+ * The weight matrices of unit `u` that ZeRO-3 gathers one by one, forward
+ * order, elements per rank after tensor parallelism: a layer's attention QKV
+ * and output projection, MLP input (gate and up together for SwiGLU) and
+ * output; the word and learned position embeddings. Returns their count, 0
+ * when the unit is taken as one tensor (the head, MoE layers).
+ */
+static int weight_tensors(const struct scenario *s, const struct unit *u, double *elems)
+{
+    const struct model *m = &s->model;
+    double tp = s->par.tp, h = m->hidden, q = (double)m->heads * m->head_dim;
+    double kv = (double)m->kv_heads * m->head_dim, f = m->ffn_hidden;
+    int n = 0;
+
+    if (u->kind == UNIT_LAYER && !u->moe) {
+        elems[n++] = h * (q + 2 * kv) / tp;
+        elems[n++] = q * h / tp;
+        elems[n++] = h * f * (m->act == ACT_SWIGLU ? 2 : 1) / tp;
+        elems[n++] = f * h / tp;
+    } else if (u->kind == UNIT_EMBED) {
+        elems[n++] = (double)m->vocab * h / tp;
+        if (m->pos == POS_LEARNED)
+            elems[n++] = (double)m->max_seq * h;
+    }
+    return n;
+}
+
+/*
+ * Split unit i into its weight tensors and mark those a full recompute
+ * releases: after the recompute's forward of tensor j the layer's later
+ * tensors run forward and then backward before j's backward, 2 * (elements
+ * after j) away, released when that is >= stage3_max_reuse_distance
+ * (_keep_for_later: kept while "reuse_distance_in_numel <
+ * max_reuse_distance_in_numel").
+ */
+static void unit_tensors(struct build *b, struct zero *z, int i)
+{
+    struct zunit *u = &z->u[i];
+    double elems[ZMAX_TENSORS], sum = 0, after = 0, again = 0;
+    int n = weight_tensors(b->s, &b->units[i], elems), j;
+    bool full = b->units[i].kind == UNIT_LAYER && strategy_unit_recompute(b, i) == RC_FULL;
+
+    for (j = 0; j < n; j++)
+        sum += elems[j];
+    if (n == 0 || sum <= 0) {
+        u->ntensors = 1;
+        u->share[0] = 1;
+        return;
+    }
+    u->ntensors = n;
+    for (j = n - 1; j >= 0; j--) {
+        u->share[j] = elems[j] / sum;
+        u->regather[j] = full && 2 * after >= b->s->zero.max_reuse_distance;
+        if (u->regather[j])
+            again += u->share[j];
+        after += elems[j];
+    }
+    u->regather_bytes = u->gather_bytes * again;
+}
+
 static void zero3_units(struct build *b, struct zero *z)
 {
     const struct scenario *s = b->s;
@@ -276,6 +411,7 @@ static void zero3_units(struct build *b, struct zero *z)
         u->params = b->units[i].params;
         u->ready = -1;
         persist += all * frac;
+        unit_tensors(b, z, i);
     }
     /* Kept for backward when the rest of the forward and the backward back to it fit the distance.
      */
@@ -286,8 +422,8 @@ static void zero3_units(struct build *b, struct zero *z)
     z->window = c->prefetch_bucket_size;
     if (c->max_live_parameters - largest < z->window)
         z->window = c->max_live_parameters - largest;
-    if (z->window < 0)
-        z->window = 0;
+    if (z->window < 0 || z->ds2021)
+        z->window = 0; /* 2021: every gather synchronizes the device (see the header) */
     /* Persistent parameters are whole on every rank; the model states counted them 1/N. */
     if (z->pg.size > 1)
         memory_emit_static(b, MC_PARAMS, persist * (1 - 1.0 / z->pg.size),
@@ -300,10 +436,50 @@ static void zero3_init(struct build *b)
     struct zero *z = xcalloc(1, sizeof(*z));
 
     common_init(b, z, 3);
+    /* zero.stage3_gather: per_param_sync also makes overlap_comm default to false (config) */
+    z->ds2021 = s->zero.stage3_gather == ZERO3_GATHER_PER_PARAM_SYNC;
     zero3_units(b, z);
     if (s->zero.contiguous_gradients)
         memory_emit_static(b, MC_COMM, s->zero.reduce_bucket_size * z->pbytes,
                            "ZeRO-3 ipg gradient bucket");
+}
+
+/*
+ * DeepSpeed 2021: gather unit ui's weight tensors (only those a recompute
+ * released when `again`) one at a time, `bytes` in all, after task `dep`:
+ * each waits for everything issued before it (torch.cuda.synchronize), fills
+ * a fresh buffer with zeros, all-gathers it and copies the world_size pieces
+ * out. Returns the last copy-out; *first receives the first task.
+ */
+static int fetch_tensors(struct build *b, struct zero *z, int ui, bool again, double bytes, int dep,
+                         int *first)
+{
+    const struct zunit *u = &z->u[ui];
+    struct prog *p = b->p;
+    int t = dep, i;
+
+    *first = -1;
+    for (i = 0; i < u->ntensors; i++) {
+        double part = bytes * u->share[i];
+        int fill;
+
+        if (part <= 0 || (again && !u->regather[i]))
+            continue;
+        fill = prog_compute(p, ST_DP_GATHER, TC_COMM_DP,
+                            cost_membound(&b->s->hw.gpu, &b->s->hw.eff, part),
+                            prog_label(p, "zero-fill gather buffer unit %d", ui), -1);
+        if (t >= 0)
+            prog_dep(p, fill, t);
+        if (z->pg.last >= 0 && z->pg.last != t)
+            prog_dep(p, fill, z->pg.last);
+        if (*first < 0)
+            *first = fill;
+        t = dp_pg_coll(b, &z->pg, ST_DP_GATHER, COLL_ALL_GATHER, part,
+                       again ? "re-fetch unit %d, one tensor" : "fetch unit %d, one tensor", ui,
+                       fill);
+        t = list_copies(b, z, ST_DP_GATHER, part, "all-gather copy-out unit %d", ui, t);
+    }
+    return t;
 }
 
 /*
@@ -313,7 +489,7 @@ static void zero3_init(struct build *b)
 static int fetch(struct build *b, struct zero *z, int ui, int dep)
 {
     struct zunit *u = &z->u[ui];
-    int h2d = -1, ag;
+    int h2d = -1, ag, first;
 
     if (u->avail)
         return u->ready;
@@ -324,9 +500,14 @@ static int fetch(struct build *b, struct zero *z, int ui, int dep)
     if (b->s->train.offload == OFFLOAD_PARAMS)
         h2d = offload_copy(b, true, u->gather_bytes / z->pg.size, dep, "param partition to device",
                            0);
-    ag = dp_pg_coll(b, &z->pg, ST_DP_GATHER, COLL_ALL_GATHER, u->gather_bytes, "fetch unit %d", ui,
-                    h2d >= 0 ? h2d : dep);
-    task_mem_start(&b->p->tasks[ag], MC_GATHERED, bytes_i64(u->gather_bytes));
+    if (z->ds2021) {
+        ag = fetch_tensors(b, z, ui, false, u->gather_bytes, h2d >= 0 ? h2d : dep, &first);
+    } else {
+        ag = dp_pg_coll(b, &z->pg, ST_DP_GATHER, COLL_ALL_GATHER, u->gather_bytes, "fetch unit %d",
+                        ui, h2d >= 0 ? h2d : dep);
+        first = ag;
+    }
+    task_mem_start(&b->p->tasks[first], MC_GATHERED, bytes_i64(u->gather_bytes));
     u->ready = ag;
     return ag;
 }
@@ -403,12 +584,33 @@ static void zero3_post_forward(struct build *b, int ui, int mb, int fwd_task)
         release(b, z, ui, fwd_task);
 }
 
+/*
+ * The tensors a full recompute released, gathered again for backward after
+ * `ready` (the recompute's fetch). The hooks here see a layer's recompute and
+ * backward as one step, so the re-gather is issued before the recompute: with
+ * the 2021 code, where nothing overlaps, that moves no time. With prefetching
+ * (DeepSpeed 0.16) it would make the recompute wait for a gather only the
+ * backward waits for, so it is applied to the 2021 model only until the
+ * build gives a hook between recompute and backward. Buffers are reused: no
+ * memory change.
+ */
+static int regather(struct build *b, struct zero *z, int ui, int ready)
+{
+    const struct zunit *u = &z->u[ui];
+    int dep = ready >= 0 ? ready : hook_time(b), first;
+
+    if (!z->ds2021 || z->pg.size <= 1 || u->regather_bytes <= 0)
+        return ready;
+    return fetch_tensors(b, z, ui, true, u->gather_bytes, dep, &first);
+}
+
 static int zero3_pre_backward(struct build *b, int ui, int mb)
 {
     struct zero *z = b->dp_state;
     int ready = fetch(b, z, ui, hook_time(b));
 
     (void)mb;
+    ready = regather(b, z, ui, ready);
     prefetch(b, z, ui, -1);
     return ready;
 }
