@@ -212,6 +212,14 @@ enum cross_entropy {
     CE_FUSED /* one fused kernel on the 16-bit logits (flash_attn cross_entropy) */
 };
 
+/* Whose model code runs the layers (training.model_code; workload.c, memory.c). */
+enum model_code {
+    CODE_AUTO,     /* megatron for Megatron-LM; hf for adapters under DeepSpeed; else litgpt */
+    CODE_MEGATRON, /* Megatron-LM's fused modules */
+    CODE_HF,       /* Hugging Face Transformers modules, adapters from PEFT */
+    CODE_LITGPT    /* LitGPT (lit_gpt/model.py, lora.py) and similar eager code */
+};
+
 enum finetune {
     FT_FULL,
     FT_LORA,
@@ -257,6 +265,7 @@ struct training {
     enum attn_kind attention;
     enum attn_impl attention_impl; /* kernels of fused attention */
     enum cross_entropy cross_entropy;
+    enum model_code model_code;
     enum finetune finetune;
     struct lora_spec lora;
     enum offload offload;
@@ -499,6 +508,13 @@ const char *cfg_data_dir(void);
  * any model parallelism (tp, pp, cp or ep > 1), DeepSpeed for the ZeRO stages, PyTorch else.
  */
 enum framework scenario_framework(const struct scenario *s);
+
+/*
+ * Whose model code runs the layers: training.model_code, or for `auto` Megatron's under the
+ * Megatron framework, Hugging Face + PEFT for LoRA / QLoRA under DeepSpeed (the Trainer /
+ * Accelerate integration), LitGPT's layout for any other eager run.
+ */
+enum model_code scenario_model_code(const struct scenario *s);
 
 /* Does Megatron-LM's own DDP reduce the gradients? ddp.impl, or for `auto` whether the
  * framework is Megatron. */

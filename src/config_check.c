@@ -73,6 +73,19 @@ enum framework scenario_framework(const struct scenario *s)
     return FW_PYTORCH;
 }
 
+enum model_code scenario_model_code(const struct scenario *s)
+{
+    enum framework fw = scenario_framework(s);
+
+    if (s->train.model_code != CODE_AUTO)
+        return s->train.model_code;
+    if (fw == FW_MEGATRON)
+        return CODE_MEGATRON;
+    if (fw == FW_DEEPSPEED && s->train.finetune != FT_FULL)
+        return CODE_HF;
+    return CODE_LITGPT;
+}
+
 bool scenario_megatron_ddp(const struct scenario *s)
 {
     if (s->ddp.impl != DDP_IMPL_AUTO)

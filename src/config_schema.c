@@ -67,6 +67,11 @@ static const struct enum_name attention_impl_names[] = {
     { "triton", ATTN_IMPL_TRITON },
     { NULL, 0 },
 };
+static const struct enum_name model_code_names[] = {
+    { "auto", CODE_AUTO }, { "megatron", CODE_MEGATRON },
+    { "hf", CODE_HF },     { "litgpt", CODE_LITGPT },
+    { NULL, 0 },
+};
 static const struct enum_name cross_entropy_names[] = {
     { "fp32", CE_FP32 },
     { "fused", CE_FUSED },
@@ -454,6 +459,8 @@ static const struct field training_rows[] = {
       .doc = "flash kernels: cuda (FlashAttention-2) or triton" },
     { ENUM("cross_entropy", struct training, cross_entropy, cross_entropy_names, "fp32"),
       .doc = "loss on fp32-upcast logits, or fused on 16-bit logits" },
+    { ENUM("model_code", struct training, model_code, model_code_names, "auto"),
+      .doc = "whose modules: auto, megatron (fused), hf (Transformers + PEFT), litgpt" },
     { ENUM("finetune", struct training, finetune, finetune_names, "full"),
       .doc = "full training or adapters" },
     { SECT("lora", struct training, lora, lora_section), .doc = "LoRA / QLoRA adapters" },

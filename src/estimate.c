@@ -145,9 +145,9 @@ void estimator_free(struct estimator *e)
 static const struct layer_sum *layer_of(struct estimator *e, const struct scenario *s, bool moe)
 {
     const struct parallelism *p = &s->par;
-    /* workload_eager() changes what a layer saves: with framework `auto` it follows the layout */
+    /* The model code changes what a layer saves and does: with `auto` it follows the layout */
     int64_t key[KEYLEN] = { MK_LAYER, s->train.micro_batch, p->tp, p->cp,
-                            p->ep,    p->sequence_parallel, moe,   workload_eager(s) };
+                            p->ep,    p->sequence_parallel, moe,   scenario_model_code(s) };
     bool found;
     struct layer_sum *v = memo_get(&e->layers, key, &found);
     struct layer_cost lc;
@@ -176,8 +176,8 @@ static const struct layer_sum *layer_of(struct estimator *e, const struct scenar
 static const struct edge_sum *edge_of(struct estimator *e, const struct scenario *s)
 {
     const struct parallelism *p = &s->par;
-    int64_t key[KEYLEN] = { MK_EDGE,   s->train.micro_batch, p->tp, p->cp, p->sequence_parallel,
-                            p->pp > 1, workload_eager(s),    0 };
+    int64_t key[KEYLEN] = { MK_EDGE,   s->train.micro_batch,   p->tp, p->cp, p->sequence_parallel,
+                            p->pp > 1, scenario_model_code(s), 0 };
     bool found;
     struct edge_sum *v = memo_get(&e->edges, key, &found);
     struct edge_cost ec;

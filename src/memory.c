@@ -398,13 +398,12 @@ double memory_dequant_bytes(const struct scenario *s)
 
 /*
  * Is the training loop LitGPT's (finetune/lora.py), which keeps the last
- * micro-batch's graph alive until the next one's loss? Eager code that is not
- * Hugging Face PEFT under DeepSpeed (workload.c, hf_peft(): a scenario key
- * naming the model code would replace this guess).
+ * micro-batch's graph alive until the next one's loss? training.model_code
+ * litgpt, which `auto` gives eager runs other than adapters under DeepSpeed.
  */
 static bool litgpt_loop(const struct scenario *s)
 {
-    return workload_eager(s) && scenario_framework(s) != FW_DEEPSPEED;
+    return scenario_model_code(s) == CODE_LITGPT;
 }
 
 double memory_qlora_load_bytes(const struct scenario *s, const struct param_roles *r)

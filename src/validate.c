@@ -79,6 +79,7 @@ enum col {
     C_TP_ASYNC,
     C_FSDP_REDUCE_DTYPE,
     C_ZERO3_GATHER,
+    C_MODEL_CODE,
     C_COUNT
 };
 
@@ -150,7 +151,8 @@ static const struct {
      * tp_async_allreduce (0 | 1: parallelism.tp_async_allreduce) and
      * fsdp_reduce_dtype (fp32 | bf16 | fp16: fsdp.reduce_dtype; empty = the
      * precision, as the loader derives it) and zero3_gather (coalesced |
-     * per_param_sync: zero.stage3_gather, DeepSpeed's 2021 ZeRO-3 path).
+     * per_param_sync: zero.stage3_gather, DeepSpeed's 2021 ZeRO-3 path) and
+     * model_code (megatron | hf | litgpt: training.model_code; empty = auto).
      */
     [C_ATTN_IMPL] = { "attn_impl", false },
     [C_LORA_DROPOUT] = { "lora_dropout", false },
@@ -160,6 +162,7 @@ static const struct {
     [C_TP_ASYNC] = { "tp_async_allreduce", false },
     [C_FSDP_REDUCE_DTYPE] = { "fsdp_reduce_dtype", false },
     [C_ZERO3_GATHER] = { "zero3_gather", false },
+    [C_MODEL_CODE] = { "model_code", false },
 };
 
 const char *validate_metric_name(enum validate_metric m)
@@ -407,7 +410,7 @@ static int fill_model(struct rowctx *rc, struct model *m, int seq_len)
 static int fill_training(struct rowctx *rc, struct scenario *s)
 {
     struct training *tr = &s->train;
-    int rec, attn, prec, impl, ce;
+    int rec, attn, prec, impl, ce, code;
 
     if (get_int(rc, C_SEQ_LEN, 0, 1, &tr->seq_len) ||
         get_int(rc, C_GLOBAL_BATCH, 0, 1, &tr->global_batch) ||
@@ -416,12 +419,14 @@ static int fill_training(struct rowctx *rc, struct scenario *s)
         get_enum(rc, C_ATTENTION, "training.attention", ATTN_FLASH, &attn) ||
         get_enum(rc, C_ATTN_IMPL, "training.attention_impl", ATTN_IMPL_CUDA, &impl) ||
         get_enum(rc, C_CROSS_ENTROPY, "training.cross_entropy", CE_FP32, &ce) ||
+        get_enum(rc, C_MODEL_CODE, "training.model_code", CODE_AUTO, &code) ||
         get_enum(rc, C_PRECISION, "training.precision", DT_BF16, &prec))
         return -1;
     tr->recompute = (enum recompute)rec;
     tr->attention = (enum attn_kind)attn;
     tr->attention_impl = (enum attn_impl)impl;
     tr->cross_entropy = (enum cross_entropy)ce;
+    tr->model_code = (enum model_code)code;
     tr->precision = (enum dtype)prec;
     return fill_memory(rc, tr);
 }

@@ -19,7 +19,7 @@ struct ctx {
     bool qlora;       /* base projection weights stored as NF4 */
     unsigned targets; /* enum lora_target bits (0 for full training) */
     bool eager;       /* unfused PyTorch modules (workload_eager()) */
-    bool hf;          /* Hugging Face Transformers + PEFT model code (hf_peft()) */
+    bool hf;          /* Hugging Face Transformers + PEFT model code (scenario_model_code()) */
 };
 
 /* Append an operator to ops[0..max): the tables hold every operator a layer can have. */
@@ -186,19 +186,6 @@ static void dequant_op(const struct ctx *c, struct op *ops, int *n, const char *
     o->t_dgrad = o->t_fwd;
 }
 
-/*
- * Is the model Hugging Face Transformers code adapted by PEFT? LoRA / QLoRA
- * under DeepSpeed is, in practice, PEFT on a Transformers model through the
- * Trainer / Accelerate integration (the PEFT rows of
- * tests/validation/memory.csv). Other eager runs follow LitGPT's layout. A
- * scenario key naming the model code would replace this guess (requested).
- */
-static bool hf_peft(const struct scenario *s)
-{
-    return workload_eager(s) && scenario_framework(s) == FW_DEEPSPEED &&
-           s->train.finetune != FT_FULL;
-}
-
 static double norm_stats_bytes(const struct model *m)
 {
     /* fp32 per token: LayerNorm keeps mean and rstd, RMSNorm rstd only. */
@@ -220,12 +207,12 @@ static void ctx_init(struct ctx *c, const struct scenario *s, const struct shard
     c->qlora = s->train.finetune == FT_QLORA;
     c->targets = c->lora ? s->train.lora.targets : 0;
     c->eager = workload_eager(s);
-    c->hf = hf_peft(s);
+    c->hf = scenario_model_code(s) == CODE_HF;
 }
 
 bool workload_eager(const struct scenario *s)
 {
-    return scenario_framework(s) != FW_MEGATRON;
+    return scenario_model_code(s) != CODE_MEGATRON;
 }
 
 void workload_shard(const struct scenario *s, struct shard *sh)
@@ -279,7 +266,7 @@ static void norm_op(const struct ctx *c, struct op *ops, int *n, int max, const 
  * output stay: p*T*(q + kv), counted on the rope op. With grouped-query
  * attention LitGPT expands and reshapes K and V into copies, and V no longer
  * pins `qkv` (not modelled: the copies' extra size is not counted either).
- * Separate q/k/v projections (Hugging Face Llama, hf_peft()) do not pin
+ * Separate q/k/v projections (Hugging Face Llama, model code hf) do not pin
  * anything; other eager code follows LitGPT's fused layout.
  */
 static bool fused_qkv_pinned(const struct ctx *c)

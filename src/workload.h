@@ -155,10 +155,10 @@ void workload_head(const struct scenario *s, const struct shard *sh, struct edge
 
 /*
  * Does the scenario run unfused PyTorch modules (Hugging Face / LitGPT /
- * torchtitan eager) rather than Megatron's fused kernels? Eager when the
- * framework is pytorch or deepspeed (which wraps the user's model code), and
- * for `auto` on a single model replica (tp = pp = cp = ep = 1). It changes
- * what is saved for backward: see "Eager modules" above.
+ * torchtitan eager) rather than Megatron's fused kernels? Eager unless the
+ * model code (scenario_model_code(): training.model_code, for `auto` the
+ * framework's) is Megatron's. It changes what is saved for backward: see
+ * "Eager modules" above.
  */
 bool workload_eager(const struct scenario *s);
 

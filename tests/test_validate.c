@@ -247,8 +247,8 @@ static void test_validate_derived_defaults_and_accuracy_columns(void **state)
 
 /*
  * Every enumeration column takes the YAML words of its scenario key, and the software-version
- * columns (grad_accum_fusion, ddp_impl, tp_async_allreduce, fsdp_reduce_dtype, zero3_gather)
- * reach the scenario; a word the YAML key does not know is the row's error.
+ * columns (grad_accum_fusion, ddp_impl, tp_async_allreduce, fsdp_reduce_dtype, zero3_gather,
+ * model_code) reach the scenario; a word the YAML key does not know is the row's error.
  */
 static void test_validate_enum_and_version_columns(void **state)
 {
@@ -259,13 +259,13 @@ static void test_validate_enum_and_version_columns(void **state)
         "id,hardware,num_gpus,layers,hidden,heads,vocab,seq_len,global_batch,ffn_act,norm,"
         "position,recompute,attention,attn_impl,cross_entropy,precision,finetune,lora_targets,"
         "offload,optimizer,grad_dtype,sharding,tp,framework,grad_accum_fusion,ddp_impl,"
-        "tp_async_allreduce,fsdp_reduce_dtype,zero3_gather,metric,value\n";
+        "tp_async_allreduce,fsdp_reduce_dtype,zero3_gather,model_code,metric,value\n";
     char text[2048];
 
     (void)state;
     snprintf(text, sizeof(text),
              "%sall,fake-a100,8,4,1024,16,32000,2048,64,swiglu,layernorm,none,selective,standard,"
-             "cuda,fused,fp16,lora,q+k+down,none,sgd,fp16,none,2,megatron,0,pytorch,0,,,"
+             "cuda,fused,fp16,lora,q+k+down,none,sgd,fp16,none,2,megatron,0,pytorch,0,,,hf,"
              "step_time_s,1\n",
              head);
     assert_int_equal(run(text, &f, &rep, stderr), 0);
@@ -286,9 +286,10 @@ static void test_validate_enum_and_version_columns(void **state)
     assert_int_equal(s->ddp.impl, DDP_IMPL_PYTORCH);
     assert_true(s->ddp.overlap); /* PyTorch DDP's default, though the framework is Megatron */
     assert_false(s->par.tp_async_allreduce);
+    assert_int_equal(s->train.model_code, CODE_HF);
     validate_release(&rep);
     snprintf(text, sizeof(text),
-             "%sall,fake-a100,8,4,1024,16,32000,2048,64,,,,,,,,,,,,,,fsdp,1,,,,,fp32,,"
+             "%sall,fake-a100,8,4,1024,16,32000,2048,64,,,,,,,,,,,,,,fsdp,1,,,,,fp32,,,"
              "step_time_s,1\n",
              head);
     assert_int_equal(run(text, &f, &rep, stderr), 0);
@@ -301,7 +302,7 @@ static void test_validate_enum_and_version_columns(void **state)
     validate_release(&rep);
     snprintf(text, sizeof(text),
              "%sall,fake-a100,8,4,1024,16,32000,2048,64,,,,,,,,,,,,,,zero3,,deepspeed,,,,,"
-             "per_param_sync,step_time_s,1\n",
+             "per_param_sync,,step_time_s,1\n",
              head);
     assert_int_equal(run(text, &f, &rep, stderr), 0);
     assert_true(rep.rows[0].ok);
@@ -309,7 +310,7 @@ static void test_validate_enum_and_version_columns(void **state)
     assert_false(s->zero.overlap_comm); /* the 2021 releases' default */
     validate_release(&rep);
     snprintf(text, sizeof(text),
-             "%sbad,fake-a100,8,4,1024,16,32000,2048,64,,,,,,,,tf32,,,,,,,,,,,,,,step_time_s,1\n",
+             "%sbad,fake-a100,8,4,1024,16,32000,2048,64,,,,,,,,tf32,,,,,,,,,,,,,,,step_time_s,1\n",
              head);
     assert_int_equal(run(text, &f, &rep, stderr), 0);
     assert_false(rep.rows[0].ok);

@@ -268,6 +268,41 @@ static void test_workload_eager_matches_hf_copies(void **state)
 }
 
 /*
+ * training.model_code: `auto` is Megatron's code under the Megatron framework, Hugging Face +
+ * PEFT for adapters under DeepSpeed, LitGPT's layout for other eager runs; set explicitly it
+ * wins over the framework. LitGPT's fused QKV (multi-head attention, RoPE) pins T*(q + kv)*2 B
+ * that Hugging Face's separate projections do not, and Megatron's fused modules are not eager.
+ */
+static void test_workload_model_code(void **state)
+{
+    struct scenario lit, hf, mega;
+    struct layer_cost a, b;
+    double T = 2048, h = 4096;
+
+    (void)state;
+    llama(&lit, (int)h, 32, 32, 11008, 2, (int)T, 1, FW_PYTORCH);
+    assert_int_equal(scenario_model_code(&lit), CODE_LITGPT);
+    hf = lit;
+    hf.train.model_code = CODE_HF;
+    assert_int_equal(scenario_model_code(&hf), CODE_HF);
+    layer_of(&lit, &a);
+    layer_of(&hf, &b);
+    assert_rel(a.act[RC_NONE] - b.act[RC_NONE], T * (h + h) * 2, 1e-9);
+    mega = lit;
+    mega.par.framework = FW_MEGATRON;
+    assert_int_equal(scenario_model_code(&mega), CODE_MEGATRON);
+    assert_false(workload_eager(&mega));
+    mega.train.model_code = CODE_LITGPT;
+    assert_true(workload_eager(&mega));
+    hf.train.model_code = CODE_AUTO;
+    hf.par.framework = FW_DEEPSPEED;
+    hf.train.finetune = FT_LORA;
+    assert_int_equal(scenario_model_code(&hf), CODE_HF);
+    hf.train.finetune = FT_FULL;
+    assert_int_equal(scenario_model_code(&hf), CODE_LITGPT);
+}
+
+/*
  * LoRA trainable parameters r * (d_in + d_out) per adapted matrix (LORA §4.1):
  * Llama 2 7B and 13B with r = 8 on q and v have 4,194,304 and 6,553,600
  * (LitGPT tutorials/resource-tables.md, "Trainable parameters" column).
@@ -569,6 +604,7 @@ int main(void)
         cmocka_unit_test(test_workload_gqa_shrinks_kv),
         cmocka_unit_test(test_workload_swiglu_and_eager_modules),
         cmocka_unit_test(test_workload_eager_matches_hf_copies),
+        cmocka_unit_test(test_workload_model_code),
         cmocka_unit_test(test_workload_lora_params_match_litgpt),
         cmocka_unit_test(test_workload_lora_freezes_base),
         cmocka_unit_test(test_workload_qlora_dequantizes),
