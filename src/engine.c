@@ -10,9 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Beyond this many events the ring becomes a heap; at or below ENGINE_RING_MIN it is a ring again.
- */
-#define ENGINE_RING_MAX 32
+/* At or below this many events a heap becomes a ring again (ENGINE_RING_MAX: engine.h). */
 #define ENGINE_RING_MIN 8
 
 void engine_init(struct engine *e)
@@ -96,8 +94,7 @@ static inline void ring_push(struct engine *e, const struct event *ev)
     e->n++;
 }
 
-/* The rare cases out of line: growing, turning the ring into a heap, the heap itself. */
-static __attribute__((noinline)) void push_slow(struct engine *e, const struct event *ev)
+void engine_push_slow(struct engine *e, const struct event *ev)
 {
     if (e->n == e->cap)
         grow(e);
@@ -109,23 +106,6 @@ static __attribute__((noinline)) void push_slow(struct engine *e, const struct e
         ring_push(e, ev);
     else
         heap_push(e, ev);
-}
-
-void engine_at(struct engine *e, sim_time t, engine_fn *fn, void *ctx, int64_t data)
-{
-    struct event ev = { t, e->seq++, fn, ctx, data };
-
-    assert(t >= e->now && "event scheduled in the past");
-    if (e->ring && e->n < ENGINE_RING_MAX && e->n < e->cap)
-        ring_push(e, &ev);
-    else
-        push_slow(e, &ev);
-}
-
-void engine_after(struct engine *e, sim_time dt, engine_fn *fn, void *ctx, int64_t data)
-{
-    assert(dt >= 0 && "negative delay");
-    engine_at(e, e->now + dt, fn, ctx, data);
 }
 
 /* Back to a ring: sort the few events left (insertion sort). */
@@ -189,12 +169,28 @@ int engine_pop(struct engine *e, struct event *out)
 
 sim_time engine_run(struct engine *e)
 {
-    struct event ev;
-
-    while (engine_pop(e, &ev)) {
-        e->now = ev.t;
+    while (e->n > 0) {
+        engine_fn *fn;
+        void *ctx;
+        int64_t data;
+        if (e->ring) { /* engine_pop() without copying the event */
+            const struct event *ev = &e->heap[e->head];
+            e->now = ev->t;
+            fn = ev->fn;
+            ctx = ev->ctx;
+            data = ev->data;
+            e->head = (e->head + 1) & (e->cap - 1);
+            e->n--;
+        } else {
+            struct event ev;
+            heap_pop(e, &ev);
+            e->now = ev.t;
+            fn = ev.fn;
+            ctx = ev.ctx;
+            data = ev.data;
+        }
         e->fired++;
-        ev.fn(e, ev.ctx, ev.data);
+        fn(e, ctx, data);
     }
     return e->now;
 }

@@ -16,6 +16,7 @@
 #ifndef SIMTRAIN_ENGINE_H
 #define SIMTRAIN_ENGINE_H
 
+#include <assert.h>
 #include <stdint.h>
 
 #include "util.h"
@@ -41,14 +42,49 @@ struct engine {
     uint64_t fired;     /* events run so far */
 };
 
+#define ENGINE_RING_MAX 32 /* beyond this many events the ring becomes a heap */
+
 void engine_init(struct engine *e);
 void engine_release(struct engine *e);
 
-/* Schedule fn(e, ctx, data) at absolute time t (t >= now is asserted). */
-void engine_at(struct engine *e, sim_time t, engine_fn *fn, void *ctx, int64_t data);
+/* The out-of-line part of engine_at(): growing, turning the ring into a heap, the heap. */
+void engine_push_slow(struct engine *e, const struct event *ev);
+
+/*
+ * Schedule fn(e, ctx, data) at absolute time t (t >= now is asserted). Inline: the
+ * simulator schedules an event per task. The common case appends to the ring: the new
+ * event has the highest sequence number, so it goes after every event at a time <= t.
+ */
+static inline void engine_at(struct engine *e, sim_time t, engine_fn *fn, void *ctx, int64_t data)
+{
+    assert(t >= e->now && "event scheduled in the past");
+    if (e->ring && e->n < ENGINE_RING_MAX && e->n < e->cap) {
+        struct event *h = e->heap;
+        size_t mask = e->cap - 1, j = (e->head + e->n) & mask;
+
+        while (j != e->head && h[(j - 1) & mask].t > t) {
+            h[j] = h[(j - 1) & mask];
+            j = (j - 1) & mask;
+        }
+        h[j].t = t;
+        h[j].seq = e->seq++;
+        h[j].fn = fn;
+        h[j].ctx = ctx;
+        h[j].data = data;
+        e->n++;
+    } else {
+        struct event ev = { t, e->seq++, fn, ctx, data };
+        engine_push_slow(e, &ev);
+    }
+}
 
 /* Schedule fn after a delay of dt >= 0 ns. */
-void engine_after(struct engine *e, sim_time dt, engine_fn *fn, void *ctx, int64_t data);
+static inline void engine_after(struct engine *e, sim_time dt, engine_fn *fn, void *ctx,
+                                int64_t data)
+{
+    assert(dt >= 0 && "negative delay");
+    engine_at(e, e->now + dt, fn, ctx, data);
+}
 
 /* Run events until the heap is empty. Returns the time of the last event. */
 sim_time engine_run(struct engine *e);

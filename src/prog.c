@@ -1,9 +1,121 @@
 /* prog.c - see prog.h. */
+#if defined(__linux__)
+#define _GNU_SOURCE /* mmap's MAP_ANONYMOUS, madvise's MADV_HUGEPAGE */
+#endif
 #include "prog.h"
 
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+/* ---- storage of the large per-task arrays ------------------------------------------------ */
+
+/*
+ * The flagship's four stage programs hold 221,000 tasks (64 bytes each) and 283,000
+ * dependencies, and the first write to each 4 KiB page of fresh memory is a page fault: about
+ * 3.5 us each on the development VM (measured: 12.5 ms to touch 14 MiB, more than building the
+ * tasks takes). Arrays of BIG_MIN bytes or more therefore get an anonymous mapping of their own,
+ * aligned to and advised for transparent huge pages (madvise(2) MADV_HUGEPAGE: one fault per
+ * 2 MiB, 2.1 ms for the same 14 MiB; "madvise" is Debian 12's default THP mode). The kernel
+ * zeroes every huge page written (about 3.5 GB/s here), so a mapping reserves BIG_ROOM of
+ * address space, where the array grows in place and only the pages written cost anything, and
+ * prog_seal() puts the sealed arrays after the dependency list in its mapping. Smaller arrays,
+ * and systems without madvise, use malloc.
+ */
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+#define BIG_PAGE ((size_t)2 << 20) /* the huge page of x86-64 and arm64 (4 KiB granule) */
+#define BIG_MIN  ((size_t)512 << 10)
+#define BIG_ROOM ((size_t)16 << 20) /* address space, not memory (MAP_NORESERVE) */
+#else
+#define BIG_PAGE ((size_t)1)
+#define BIG_MIN  SIZE_MAX
+#define BIG_ROOM ((size_t)0)
+#endif
+
+static size_t big_len(size_t bytes)
+{
+    return (bytes + BIG_PAGE - 1) / BIG_PAGE * BIG_PAGE;
+}
+
+/* A zeroed mapping of big_len(bytes), aligned to BIG_PAGE; aborts when out of memory. */
+static void *big_map(size_t bytes)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    size_t len = big_len(bytes);
+    char *m = mmap(NULL, len + BIG_PAGE, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    char *a;
+
+    if (m == MAP_FAILED) {
+        fprintf(stderr, "simtrain: out of memory allocating %zu bytes\n", len);
+        abort();
+    }
+    a = (char *)(((uintptr_t)m + BIG_PAGE - 1) & ~(uintptr_t)(BIG_PAGE - 1));
+    if (a > m)
+        munmap(m, (size_t)(a - m));
+    munmap(a + len, (size_t)(m + BIG_PAGE - a)); /* the unaligned tail */
+    (void)madvise(a, len, MADV_HUGEPAGE);        /* advice: without it, 4 KiB pages */
+    return a;
+#else
+    (void)bytes;
+    assert(0 && "no big mappings on this system");
+    return NULL;
+#endif
+}
+
+/* Free an array of `bytes` capacity allocated by big_alloc() or big_grow(); NULL is fine. */
+static void big_free(void *p, size_t bytes)
+{
+    if (!p)
+        return;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (bytes >= BIG_MIN) {
+        munmap(p, big_len(bytes));
+        return;
+    }
+#endif
+    free(p);
+}
+
+/* An uninitialised array of `bytes`, big or from malloc by size; free with big_free(p, bytes). */
+static void *big_alloc(size_t bytes)
+{
+    return bytes >= BIG_MIN ? big_map(bytes) : xmalloc(bytes);
+}
+
+/* grow_array() for big arrays: room for `need` elements of `size` bytes, contents kept. */
+static void big_grow(void **items, size_t *cap, size_t need, size_t size)
+{
+    size_t n = *cap ? *cap : 8;
+    void *m;
+
+    if (need <= *cap)
+        return;
+    while (n < need)
+        n *= 2;
+    if (n * size < BIG_MIN) {
+        *items = xrealloc(*items, n * size);
+        *cap = n;
+        return;
+    }
+    n = big_len(MAX(n * size, BIG_ROOM)) / size; /* the whole mapping */
+    m = big_map(n * size);
+    if (*cap > 0)
+        memcpy(m, *items, *cap * size);
+    big_free(*items, *cap * size);
+    *items = m;
+    *cap = n;
+}
+
+/* Bytes of the block prog_seal() allocates: preds, succs, snext, pstart, then stream_of. */
+static size_t sealed_bytes(const struct prog *p)
+{
+    return sizeof(int32_t) * (2 * (size_t)p->npreds + 2 * (size_t)p->ntasks + 1) +
+           (size_t)p->ntasks;
+}
 
 struct prog *prog_new(const char *role)
 {
@@ -43,10 +155,10 @@ void prog_free(struct prog *p)
     segs_free(p);
     free(p->labels);
     free(p->label_hash);
-    free(p->tasks);
-    free(p->preds);
-    free(p->succs);
-    free(p->edges);
+    big_free(p->tasks, p->cap_tasks * sizeof(*p->tasks));
+    if (p->sealed && !p->seal_in_edges)
+        big_free(p->preds, sealed_bytes(p)); /* the other sealed arrays share its block */
+    big_free(p->edges, p->cap_edges * sizeof(*p->edges));
     free(p);
 }
 
@@ -55,7 +167,8 @@ int prog_add(struct prog *p, const struct task *t)
     struct task *n;
 
     assert(!p->sealed);
-    grow_array((void **)&p->tasks, &p->cap_tasks, (size_t)p->ntasks + 1, sizeof(*p->tasks));
+    if ((size_t)p->ntasks + 1 > p->cap_tasks)
+        big_grow((void **)&p->tasks, &p->cap_tasks, (size_t)p->ntasks + 1, sizeof(*p->tasks));
     n = &p->tasks[p->ntasks];
     *n = *t;
     n->npred = n->nsucc = 0; /* counted by prog_dep(), placed by prog_seal() */
@@ -66,16 +179,17 @@ void prog_reserve(struct prog *p, int ntasks, int nedges)
 {
     assert(!p->sealed);
     if (ntasks > 0)
-        grow_array((void **)&p->tasks, &p->cap_tasks, (size_t)ntasks, sizeof(*p->tasks));
+        big_grow((void **)&p->tasks, &p->cap_tasks, (size_t)ntasks, sizeof(*p->tasks));
     if (nedges > 0)
-        grow_array((void **)&p->edges, &p->cap_edges, (size_t)nedges, sizeof(*p->edges));
+        big_grow((void **)&p->edges, &p->cap_edges, (size_t)nedges, sizeof(*p->edges));
 }
 
 void prog_dep(struct prog *p, int t, int dep)
 {
     assert(!p->sealed);
     assert(dep >= 0 && dep < t && t < p->ntasks);
-    grow_array((void **)&p->edges, &p->cap_edges, (size_t)p->nedges + 1, sizeof(*p->edges));
+    if ((size_t)p->nedges + 1 > p->cap_edges)
+        big_grow((void **)&p->edges, &p->cap_edges, (size_t)p->nedges + 1, sizeof(*p->edges));
     p->edges[p->nedges].from = dep;
     p->edges[p->nedges].to = t;
     p->nedges++;
@@ -163,31 +277,66 @@ void prog_label_text(const struct prog *p, int id, char *buf, size_t n)
 
 /*
  * Counting sort of the edge list into per-task predecessor and successor
- * arrays (prog_dep() counted each task's edges), each in the order of the edges.
+ * arrays (prog_dep() counted each task's edges), each in the order of the edges;
+ * the stream order links each task to the next on its stream.
  */
 void prog_seal(struct prog *p)
 {
-    int32_t np = 0, ns = 0;
+    int32_t np = 0, ns = 0, last[ST_COUNT];
     int i;
 
     assert(!p->sealed);
-    p->preds = xmalloc(sizeof(int32_t) * (size_t)(p->nedges ? p->nedges : 1));
-    p->succs = xmalloc(sizeof(int32_t) * (size_t)(p->nedges ? p->nedges : 1));
     p->npreds = p->nedges;
+    /* one block: preds, succs, snext, pstart, stream_of; when the edge list has a big mapping,
+     * in its room after the list (which the sort below still reads) */
+    p->seal_in_edges = p->cap_edges * sizeof(*p->edges) >= BIG_MIN &&
+                       (p->cap_edges - (size_t)p->nedges) * sizeof(*p->edges) >= sealed_bytes(p);
+    p->preds = p->seal_in_edges ? (int32_t *)(p->edges + p->nedges) : big_alloc(sealed_bytes(p));
+    p->succs = p->preds + p->nedges;
+    p->snext = p->succs + p->nedges;
+    p->pstart = p->snext + p->ntasks;
+    p->stream_of = (uint8_t *)(p->pstart + p->ntasks + 1);
+    for (i = 0; i < ST_COUNT; i++)
+        last[i] = -1;
     /* each list's end, then filled backwards from it over the edges in reverse: in edge order */
     for (i = 0; i < p->ntasks; i++) {
-        np += p->tasks[i].npred;
-        ns += p->tasks[i].nsucc;
-        p->tasks[i].pred0 = np;
-        p->tasks[i].succ0 = ns;
+        struct task *t = &p->tasks[i];
+        np += t->npred;
+        ns += t->nsucc;
+        p->pstart[i] = np - t->npred;
+        t->pred0 = np;
+        t->succ0 = ns;
+        p->stream_of[i] = t->stream;
+        if (t->kind == TASK_COLL || t->kind == TASK_SEND || t->kind == TASK_RECV) {
+            uint32_t *used = t->kind == TASK_COLL   ? &p->coll_comms
+                             : t->kind == TASK_SEND ? &p->send_comms
+                                                    : &p->recv_comms;
+            assert(t->comm < 32);
+            *used |= 1u << t->comm;
+        }
+        if (last[t->stream] >= 0)
+            p->snext[last[t->stream]] = i;
+        else
+            p->sfirst[t->stream] = i;
+        last[t->stream] = i;
+    }
+    p->pstart[p->ntasks] = np;
+    for (i = 0; i < ST_COUNT; i++) {
+        if (last[i] >= 0)
+            p->snext[last[i]] = p->ntasks;
+        else
+            p->sfirst[i] = p->ntasks;
     }
     for (i = p->nedges - 1; i >= 0; i--) {
         int32_t from = p->edges[i].from, to = p->edges[i].to;
         p->preds[--p->tasks[to].pred0] = from;
         p->succs[--p->tasks[from].succ0] = to;
     }
-    free(p->edges);
-    p->edges = NULL;
+    if (!p->seal_in_edges) {
+        big_free(p->edges, p->cap_edges * sizeof(*p->edges));
+        p->edges = NULL;
+        p->cap_edges = 0;
+    }
     segs_free(p);
     p->sealed = 1;
 }
@@ -315,6 +464,12 @@ void prog_seg_end(struct prog *p, const int *out, int nout, int aux)
         const struct prog_edge *e = &p->edges[p->rec_e0 + i];
         g->ok = g->ok && e->to >= t0 && seg_encode(g, t0, e->from, &g->e[i].from);
         g->e[i].to = e->to - t0;
+        if (!g->ok)
+            break;
+        /* the counts the segment's own edges give its tasks, stamped with them */
+        g->tasks[g->e[i].to].npred++;
+        if (g->e[i].from >= 0)
+            g->tasks[g->e[i].from].nsucc++;
     }
     for (i = 0; i < nout; i++)
         g->ok = g->ok && seg_encode(g, t0, out[i], &g->out[i]);
@@ -362,9 +517,11 @@ int prog_seg_stamp(struct prog *p, int seg, const int ext[PROG_SEG_EXT], int arg
     assert((ext[0] < 0) == (g->ext[0] < 0) && (ext[1] < 0) == (g->ext[1] < 0) &&
            (ext[0] == ext[1]) == (g->ext[0] == g->ext[1]) &&
            "ext pattern differs from the recording");
-    grow_array((void **)&p->tasks, &p->cap_tasks, (size_t)(t0 + g->ntasks), sizeof(*p->tasks));
-    grow_array((void **)&p->edges, &p->cap_edges, (size_t)(p->nedges + g->nedges),
-               sizeof(*p->edges));
+    if ((size_t)(t0 + g->ntasks) > p->cap_tasks)
+        big_grow((void **)&p->tasks, &p->cap_tasks, (size_t)(t0 + g->ntasks), sizeof(*p->tasks));
+    if ((size_t)(p->nedges + g->nedges) > p->cap_edges)
+        big_grow((void **)&p->edges, &p->cap_edges, (size_t)(p->nedges + g->nedges),
+                 sizeof(*p->edges));
     lid = seg_labels(p, g, arg);
     for (i = 0; i < g->ntasks; i++) {
         struct task *t = &p->tasks[t0 + i];
@@ -379,8 +536,8 @@ int prog_seg_stamp(struct prog *p, int seg, const int ext[PROG_SEG_EXT], int arg
         p->edges[p->nedges].from = from;
         p->edges[p->nedges].to = to;
         p->nedges++;
-        p->tasks[to].npred++;
-        p->tasks[from].nsucc++;
+        if (g->e[i].from < 0) /* an external source; the segment's counts came with its tasks */
+            p->tasks[from].nsucc++;
     }
     for (i = 0; i < nout; i++)
         out[i] = seg_decode(g->out[i], t0, ext);

@@ -127,12 +127,24 @@ struct prog {
     int32_t *preds; /* dependency lists, by task */
     int32_t *succs; /* successor lists (after prog_seal) */
     int npreds;
+    /* Stream order (after prog_seal): a stream's tasks in index order, linked. */
+    int32_t *snext;           /* per task: the next task on its stream, or ntasks */
+    int32_t sfirst[ST_COUNT]; /* per stream: its first task, or ntasks */
+    /* Dense copies for the simulator's readiness checks, which would otherwise touch a
+     * task's 64 bytes long after the builder wrote them (a cache miss per task). */
+    int32_t *pstart;    /* per task and one more: its dependencies are preds[pstart[i] ..
+                           pstart[i + 1]) (= tasks[i].pred0, .npred) */
+    uint8_t *stream_of; /* per task: its stream */
+    /* Communicators used (after prog_seal), a bit per enum comm_kind: by collectives, sends
+     * and receives (the simulator creates only these, without scanning the tasks per rank). */
+    uint32_t coll_comms, send_comms, recv_comms;
     size_t cap_preds;
     struct prog_edge {
         int32_t from, to;
     } * edges; /* pending edges while building */
     int nedges;
     size_t cap_edges;
+    bool seal_in_edges; /* the sealed arrays (preds ...) live in the edges' storage */
     struct prog_label {
         const char *fmt; /* static text, at most one %d */
         int arg;         /* the %d value */
@@ -176,7 +188,8 @@ int prog_label(struct prog *p, const char *fmt, int arg);
 /* The text of label `id` into buf. */
 void prog_label_text(const struct prog *p, int id, char *buf, size_t n);
 
-/* Build dependency and successor lists; no tasks may be added afterwards. */
+/* Build dependency and successor lists and the stream order (snext, sfirst); no tasks may be
+ * added afterwards. */
 void prog_seal(struct prog *p);
 
 /*

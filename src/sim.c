@@ -68,10 +68,9 @@ struct sflow {
 
 struct srank {
     const struct prog *prog;
-    int32_t *stream_list; /* task indices grouped by stream (shared per program) */
-    const int32_t *pos;   /* per task: its index in stream_list (shared per program) */
-    const int32_t *stream_off;
-    int32_t head[ST_COUNT];
+    const int32_t *snext;   /* the program's stream order (prog.h) */
+    int32_t ntasks;         /* the program's tasks */
+    int32_t head[ST_COUNT]; /* per stream: the task at its head, or ntasks when done */
     int8_t running[ST_COUNT];
     int comm[NSLOT];
     int midx[NSLOT]; /* this rank's member index in comm[slot] */
@@ -89,13 +88,6 @@ struct srank {
     uint32_t cmp_gen; /* generation of its completion event */
     double sm_busy;   /* fraction of SMs held by active collectives */
     int64_t mem;      /* bytes allocated now: the sum of rank_result.cur */
-};
-
-struct stream_index {
-    const struct prog *prog;
-    int32_t *list;
-    int32_t *pos; /* per task: index of the task in list */
-    int32_t off[ST_COUNT + 1];
 };
 
 struct cost_key {
@@ -123,8 +115,7 @@ struct sim {
     int ncomms;
     size_t cap_comms;
     struct flow_net *net; /* every resource as a link; only a component's flows while solving */
-    int *res_users;       /* active flows per link resource */
-    struct rflows {       /* active flows crossing a resource */
+    struct rflows {       /* active flows crossing a resource (n: how many) */
         int *f;
         int n, cap;
     } * res_flows;
@@ -141,14 +132,12 @@ struct sim {
     int *free_flows;
     int nfree;
     size_t cap_free;
-    struct stream_index *sidx;
-    int nsidx;
     struct cost_ent *cache;
     size_t cache_cap, cache_n;
     uint32_t cache_gen; /* from 1, bumped whenever the cache is rehashed (entries move) */
     int64_t *stack;     /* (rank << 32 | task) tasks to complete now */
     size_t nstack, cap_stack;
-    int trace_ranks;
+    int trace_ranks; /* ranks recorded for the trace: 0 without --trace */
 };
 
 /* ---- small hash map: communicator key -> index ---------------------------- */
@@ -194,32 +183,6 @@ static int *keymap_slot(struct keymap *m, uint64_t key)
 }
 
 /* ---- setup ------------------------------------------------------------- */
-
-static const struct stream_index *stream_index_of(struct sim *sm, const struct prog *p)
-{
-    struct stream_index *si;
-    int i, n[ST_COUNT] = { 0 };
-
-    for (i = 0; i < sm->nsidx; i++)
-        if (sm->sidx[i].prog == p)
-            return &sm->sidx[i];
-    si = &sm->sidx[sm->nsidx++];
-    si->prog = p;
-    si->list = xmalloc(sizeof(int32_t) * (size_t)(p->ntasks ? p->ntasks : 1));
-    si->pos = xmalloc(sizeof(int32_t) * (size_t)(p->ntasks ? p->ntasks : 1));
-    for (i = 0; i < p->ntasks; i++)
-        n[p->tasks[i].stream]++;
-    si->off[0] = 0;
-    for (i = 0; i < ST_COUNT; i++)
-        si->off[i + 1] = si->off[i] + n[i];
-    memset(n, 0, sizeof(n));
-    for (i = 0; i < p->ntasks; i++) {
-        int st = p->tasks[i].stream;
-        si->pos[i] = si->off[st] + n[st];
-        si->list[si->off[st] + n[st]++] = i;
-    }
-    return si;
-}
 
 static int slot_kind(int slot)
 {
@@ -300,7 +263,6 @@ static void setup_resources(struct sim *sm)
     int ri, t;
 
     sm->nres = sm->nr * (TIER_COUNT + 2);
-    sm->res_users = xcalloc((size_t)sm->nres, sizeof(int));
     sm->res_flows = xcalloc((size_t)sm->nres, sizeof(*sm->res_flows));
     sm->net = flow_new();
     for (ri = 0; ri < sm->nr; ri++) {
@@ -333,11 +295,9 @@ static void setup(struct sim *sm, struct prog *const *prog_of_stage)
     sm->res->nranks = sm->nr;
     sm->res->ranks = xcalloc((size_t)sm->nr, sizeof(struct rank_result));
     sm->r = xcalloc((size_t)sm->nr, sizeof(struct srank));
-    sm->sidx = xcalloc((size_t)l->deg[DIM_PP], sizeof(*sm->sidx));
     for (rank = 0; rank < l->world; rank++) {
         struct rank_result *rr;
         struct srank *r;
-        const struct stream_index *si;
         if ((ri = sim_of_rank[rank]) < 0)
             continue;
         rr = &sm->res->ranks[ri];
@@ -349,29 +309,25 @@ static void setup(struct sim *sm, struct prog *const *prog_of_stage)
         if (sm->opts->all_ranks && rank == sm->sc->sim.straggler_rank)
             rr->slowdown = sm->sc->sim.straggler_slowdown;
         r->prog = rr->prog;
-        si = stream_index_of(sm, r->prog);
-        r->stream_list = si->list;
-        r->stream_off = si->off;
-        r->pos = si->pos;
+        r->snext = r->prog->snext;
+        r->ntasks = r->prog->ntasks;
         r->compute_tcat = -1;
         r->cmp_task = -1;
         for (i = 0; i < ST_COUNT; i++)
-            r->head[i] = si->off[i];
+            r->head[i] = r->prog->sfirst[i];
     }
     buf = xmalloc(sizeof(int) * (size_t)bufmax);
     for (ri = 0; ri < sm->nr; ri++) {
-        /* Only create communicators this rank's program uses. */
+        /* Only create communicators this rank's program uses (task_slot() maps its tasks). */
         int used[NSLOT] = { 0 };
         const struct prog *p = sm->r[ri].prog;
-        for (i = 0; i < p->ntasks; i++) {
-            const struct task *t = &p->tasks[i];
-            if (t->kind == TASK_COLL)
-                used[t->comm] = 1;
-            else if (t->kind == TASK_SEND)
-                used[t->comm == COMM_PP_NEXT ? SLOT_SEND_NEXT : SLOT_SEND_PREV] = 1;
-            else if (t->kind == TASK_RECV)
-                used[t->comm == COMM_PP_NEXT ? SLOT_RECV_NEXT : SLOT_RECV_PREV] = 1;
-        }
+        uint32_t next = 1u << COMM_PP_NEXT;
+        for (i = 0; i < COMM_KIND_COUNT; i++)
+            used[i] = (p->coll_comms >> i) & 1;
+        used[SLOT_SEND_NEXT] = (p->send_comms & next) != 0;
+        used[SLOT_SEND_PREV] = (p->send_comms & ~next) != 0;
+        used[SLOT_RECV_NEXT] = (p->recv_comms & next) != 0;
+        used[SLOT_RECV_PREV] = (p->recv_comms & ~next) != 0;
         for (slot = 0; slot < NSLOT; slot++) {
             sm->r[ri].comm[slot] = -1;
             if (used[slot])
@@ -392,7 +348,9 @@ static void setup(struct sim *sm, struct prog *const *prog_of_stage)
     free(km.keys);
     free(km.vals);
     setup_resources(sm);
-    sm->trace_ranks = sm->opts->trace_max_ranks > 0 ? sm->opts->trace_max_ranks : 64;
+    sm->trace_ranks = !sm->opts->trace                ? 0
+                      : sm->opts->trace_max_ranks > 0 ? sm->opts->trace_max_ranks
+                                                      : 64;
 }
 
 /* ---- accounting -------------------------------------------------------- */
@@ -401,14 +359,14 @@ static void setup(struct sim *sm, struct prog *const *prog_of_stage)
 static const int exposed_order[] = { TC_COMM_TP, TC_COMM_CP, TC_COMM_EP,
                                      TC_COMM_PP, TC_COMM_DP, TC_OFFLOAD };
 
-static void account(struct sim *sm, int ri)
+static inline void account(struct sim *sm, int ri)
 {
     struct srank *r = &sm->r[ri];
     sim_time now = sm->eng.now, dt = now - r->last;
     int cat = TC_IDLE;
     size_t i;
 
-    if (dt <= 0)
+    if (dt <= 0) /* already accounted at this instant */
         return;
     if (r->compute_tcat >= 0) {
         cat = r->compute_tcat;
@@ -438,7 +396,7 @@ static void mem_apply(struct sim *sm, int ri, int cat, int64_t delta)
         rr->peak_t = sm->eng.now;
         memcpy(rr->at_peak, rr->cur, sizeof(rr->cur));
     }
-    if (sm->opts->trace && ri < sm->trace_ranks) {
+    if (ri < sm->trace_ranks) {
         struct mem_sample *s;
         if (rr->ntl == 0 || rr->tl[rr->ntl - 1].t != sm->eng.now) {
             grow_array((void **)&rr->tl, &rr->cap_tl, rr->ntl + 1, sizeof(*rr->tl));
@@ -455,7 +413,7 @@ static void trace_task(struct sim *sm, int ri, int task, sim_time t0)
     struct sim_result *res = sm->res;
     struct trace_rec *tr;
 
-    if (!sm->opts->trace || ri >= sm->trace_ranks)
+    if (ri >= sm->trace_ranks)
         return;
     grow_array((void **)&res->trace, &res->cap_trace, res->ntrace + 1, sizeof(*res->trace));
     tr = &res->trace[res->ntrace++];
@@ -504,16 +462,23 @@ static void compute_schedule(struct sim *sm, int ri)
 static void compute_start(struct sim *sm, int ri, int ti)
 {
     struct srank *r = &sm->r[ri];
+    sim_time dur = r->prog->tasks[ti].dur;
 
     r->cmp_task = ti;
-    r->cmp_left = (double)r->prog->tasks[ti].dur;
+    r->cmp_left = (double)dur;
     r->cmp_rate = compute_rate(sm, ri);
     r->cmp_t = sm->eng.now;
+    if (!(r->cmp_rate < 1.0 || r->cmp_rate > 1.0) && dur < ((sim_time)1 << 52)) {
+        /* full speed: compute_schedule()'s ceil(dur - 1e-6) is dur for an integer dur < 2^52 */
+        r->cmp_gen++;
+        engine_after(&sm->eng, dur, ev_compute_done, sm, ((int64_t)ri << 32) | (int64_t)r->cmp_gen);
+        return;
+    }
     compute_schedule(sm, ri);
 }
 
 /* The SMs held by collectives on rank ri changed by `delta`: re-rate its kernel. */
-static void sm_change(struct sim *sm, int ri, double delta)
+static inline void sm_change(struct sim *sm, int ri, double delta)
 {
     struct srank *r = &sm->r[ri];
     double rate;
@@ -546,6 +511,9 @@ static void start(struct sim *sm, int ri, int ti)
     const struct task *t = &r->prog->tasks[ti];
     sim_time dur;
 
+#if defined(__GNUC__)
+    __builtin_prefetch(&r->prog->succs[t->succ0]); /* read when it completes */
+#endif
     r->running[t->stream] = 1;
     r->start_of[t->stream] = sm->eng.now;
     if (t->mem0)
@@ -590,20 +558,19 @@ static void start(struct sim *sm, int ri, int ti)
 
 /*
  * Are all of task ti's dependencies done? Tasks leave the head of their
- * stream exactly when they complete, in stream order, so a predecessor is
- * done when its stream's head has passed it: no per-rank counters (the state
- * of a rank is its stream heads, which keeps --ranks all small and cached).
+ * stream exactly when they complete, in stream order (= index order), so a
+ * predecessor is done when its stream's head has passed it: no per-rank
+ * counters (the state of a rank is its stream heads, which keeps --ranks all
+ * small and cached).
  */
 static bool ready(const struct srank *r, int ti)
 {
     const struct prog *p = r->prog;
-    const struct task *t = &p->tasks[ti];
-    const int32_t *pred = p->preds + t->pred0;
-    int i;
+    int32_t i, end = p->pstart[ti + 1];
 
-    for (i = 0; i < t->npred; i++) {
-        int d = pred[i];
-        if (r->head[p->tasks[d].stream] <= r->pos[d])
+    for (i = p->pstart[ti]; i < end; i++) {
+        int d = p->preds[i];
+        if (r->head[p->stream_of[d]] <= d)
             return false;
     }
     return true;
@@ -612,13 +579,9 @@ static bool ready(const struct srank *r, int ti)
 static void try_start(struct sim *sm, int ri, int st)
 {
     struct srank *r = &sm->r[ri];
-    int32_t pos = r->head[st];
-    int ti;
+    int32_t ti = r->head[st];
 
-    if (r->running[st] || pos >= r->stream_off[st + 1])
-        return;
-    ti = r->stream_list[pos];
-    if (!ready(r, ti))
+    if (r->running[st] || ti >= r->ntasks || !ready(r, ti))
         return;
     start(sm, ri, ti);
 }
@@ -629,6 +592,7 @@ static void complete(struct sim *sm, int ri, int ti)
     struct rank_result *rr = &sm->res->ranks[ri];
     const struct task *t = &r->prog->tasks[ti];
     const int32_t *succ = r->prog->succs + t->succ0;
+    unsigned tried = 0; /* streams poked, a bit each */
     int i;
 
     if (t->kind != TASK_MARK) {
@@ -642,13 +606,44 @@ static void complete(struct sim *sm, int ri, int ti)
     }
     if (t->mem1)
         mem_apply(sm, ri, t->mcat1, t->mem1);
+    assert(r->head[t->stream] == ti);
     r->running[t->stream] = 0;
-    r->head[t->stream]++;
-    rr->end = sm->eng.now;
-    for (i = 0; i < t->nsucc; i++) {
-        try_start(sm, ri, r->prog->tasks[succ[i]].stream);
+    r->head[t->stream] = r->snext[ti];
+#if defined(__GNUC__)
+    /*
+     * The stream's next tasks start soon: fetch the next two, the next one's dependency list
+     * and the one after's readiness data. The simulator walks each stream in index order long
+     * after the builder wrote it (megabytes per stage, out of cache); waiting for those cache
+     * lines cost 8-10 ms of the flagship's ~55 (measured, docs/performance.md). Written out
+     * here: GCC 12 deletes a helper function holding only prefetches as a pure call.
+     */
+    if (r->head[t->stream] < r->ntasks) {
+        const struct prog *p = r->prog;
+        int32_t n = r->head[t->stream], n2 = r->snext[n];
+        __builtin_prefetch(&p->tasks[n]);
+        __builtin_prefetch(&p->preds[p->pstart[n]]);
+        if (n2 < r->ntasks) {
+            __builtin_prefetch(&p->tasks[n2]);
+            __builtin_prefetch(&p->pstart[n2]);
+            __builtin_prefetch(&r->snext[n2]);
+        }
     }
-    try_start(sm, ri, t->stream);
+#endif
+    rr->end = sm->eng.now;
+    /*
+     * Poke the streams of the successors, then this task's own. Nothing completes while
+     * they start (completions come from events and the drained stack), so the heads and
+     * readiness stay put: a stream poked once is not poked again.
+     */
+    for (i = 0; i < t->nsucc; i++) {
+        int st = r->prog->stream_of[succ[i]];
+        if (tried & (1u << st))
+            continue;
+        tried |= 1u << st;
+        try_start(sm, ri, st);
+    }
+    if (!(tried & (1u << t->stream)))
+        try_start(sm, ri, t->stream);
 }
 
 static void drain(struct sim *sm)
@@ -872,7 +867,7 @@ static void coll_begin(struct sim *sm, int ci)
         int ti = c->qtask[(c->qbase & (c->qcap - 1)) * c->nsim + i];
         account(sm, ri);
         r->inflight[in->tcat]++;
-        r->start_of[r->prog->tasks[ti].stream] = sm->eng.now;
+        r->start_of[r->prog->stream_of[ti]] = sm->eng.now;
         if (c->sm_frac > 0)
             sm_change(sm, ri, c->sm_frac);
         sm->res->ranks[ri].comm_bytes[c->kind] += c->cost.bus_bytes;
@@ -1103,16 +1098,6 @@ static void res_flows_remove(struct sim *sm, int r, int fi)
         rl->f[i] = rl->f[i + 1];
 }
 
-static int shared(const struct sim *sm, const int *res, int nres)
-{
-    int i;
-
-    for (i = 0; i < nres; i++)
-        if (sm->res_users[res[i]] > 1)
-            return 1;
-    return 0;
-}
-
 /*
  * A flow slot (*fi) over nres link resources: returns the array the caller
  * fills with the resource ids before flow_begin().
@@ -1150,7 +1135,7 @@ static void flow_begin(struct sim *sm, int fi, int comm, int ri, int ti, double 
 {
     struct sflow *f = &sm->flows[fi];
     const int *res = flow_res(f);
-    int nres = f->nres, i;
+    int nres = f->nres, i, shared = 0;
 
     f->comm = comm;
     f->rank = ri;
@@ -1160,10 +1145,10 @@ static void flow_begin(struct sim *sm, int fi, int comm, int ri, int ti, double 
     f->active = 1;
     f->cap = cap;
     for (i = 0; i < nres; i++) {
-        sm->res_users[res[i]]++;
         res_flows_add(sm, res[i], fi);
+        shared |= sm->res_flows[res[i]].n > 1;
     }
-    if (shared(sm, res, nres)) {
+    if (shared) {
         f->rate = 0;
         solve_later(sm, &fi, 1);
     } else {
@@ -1179,20 +1164,19 @@ static void ev_flow_done(struct engine *e, void *ctx, int64_t data)
     int fi = (int)(data & 0xffffffff);
     struct sflow *f = &sm->flows[fi];
     const int *res;
-    int i, was_shared, nseeds;
+    int i, nseeds;
 
     (void)e;
     if (!f->active || (uint32_t)(data >> 32) != f->gen)
         return; /* superseded by a rate change */
     res = flow_res(f);
-    was_shared = shared(sm, res, f->nres);
     nseeds = 0;
+    /* the flows left on its links, whose shares grow: none when it was alone on them */
     for (i = 0; i < f->nres; i++) {
         const struct rflows *rl;
-        sm->res_users[res[i]]--;
         res_flows_remove(sm, res[i], fi);
         rl = &sm->res_flows[res[i]];
-        if (!was_shared || rl->n == 0)
+        if (rl->n == 0)
             continue;
         grow_array((void **)&sm->seeds, &sm->cap_seeds, (size_t)(nseeds + rl->n), sizeof(int));
         memcpy(sm->seeds + nseeds, rl->f, sizeof(int) * (size_t)rl->n);
@@ -1207,7 +1191,7 @@ static void ev_flow_done(struct engine *e, void *ctx, int64_t data)
         account(sm, f->rank);
         complete(sm, f->rank, f->task);
     }
-    if (was_shared)
+    if (nseeds > 0)
         solve_later(sm, sm->seeds, nseeds);
     drain(sm);
 }
@@ -1234,10 +1218,9 @@ static void dump_heads(const struct sim *sm)
     for (ri = 0; ri < sm->nr; ri++) {
         const struct srank *r = &sm->r[ri];
         for (st = 0; st < ST_COUNT; st++) {
-            int ti;
-            if (r->head[st] >= r->stream_off[st + 1])
+            int ti = r->head[st];
+            if (ti >= r->ntasks)
                 continue;
-            ti = r->stream_list[r->head[st]];
             prog_label_text(r->prog, r->prog->tasks[ti].label, name, sizeof(name));
             fprintf(stderr, "rank %d stream %s task %d '%s' mb %d ready %d\n",
                     sm->res->ranks[ri].rank, stream_name(st), ti, name, r->prog->tasks[ti].mb,
@@ -1253,8 +1236,8 @@ static int check_done(struct sim *sm, char *reason, size_t reason_len)
     for (ri = 0; ri < sm->nr; ri++) {
         struct srank *r = &sm->r[ri];
         for (st = 0; st < ST_COUNT; st++) {
-            if (r->head[st] < r->stream_off[st + 1]) {
-                int ti = r->stream_list[r->head[st]];
+            if (r->head[st] < r->ntasks) {
+                int ti = r->head[st];
                 char name[160];
                 prog_label_text(r->prog, r->prog->tasks[ti].label, name, sizeof(name));
                 snprintf(reason, reason_len,
@@ -1297,10 +1280,6 @@ int sim_run(const struct scenario *s, const struct layout *l, struct prog *const
     for (ri = 0; ri < sm.nr; ri++)
         account(&sm, ri);
 
-    for (i = 0; i < sm.nsidx; i++) {
-        free(sm.sidx[i].list);
-        free(sm.sidx[i].pos);
-    }
     for (i = 0; i < sm.ncomms; i++) {
         free(sm.comms[i].members);
         free(sm.comms[i].q);
@@ -1308,12 +1287,10 @@ int sim_run(const struct scenario *s, const struct layout *l, struct prog *const
     }
     for (i = 0; i < sm.nflows; i++)
         free(sm.flows[i].res_many);
-    free(sm.sidx);
     free(sm.r);
     free(sm.comms);
     free(sm.flows);
     free(sm.free_flows);
-    free(sm.res_users);
     for (i = 0; i < sm.nres; i++)
         free(sm.res_flows[i].f);
     free(sm.res_flows);

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "engine.h"
@@ -200,9 +201,74 @@ static void test_run_advances_time(void **state)
     engine_release(&e);
 }
 
+/* A workload run by engine_run(): every handler checks it is the earliest pending event. */
+struct hold {
+    struct {
+        sim_time t;
+        int64_t id;
+    } pend[256];
+    int n;
+    int64_t next_id;
+    uint64_t rng;
+    long ran;
+};
+
+static void hold_push(struct engine *e, struct hold *h, sim_time dt);
+
+static void hold_fire(struct engine *e, void *ctx, int64_t data)
+{
+    struct hold *h = ctx;
+    int best = 0, k, spawn;
+
+    for (k = 1; k < h->n; k++) /* the reference: the (time, insertion) minimum of a list */
+        if (h->pend[k].t < h->pend[best].t ||
+            (h->pend[k].t == h->pend[best].t && h->pend[k].id < h->pend[best].id))
+            best = k;
+    assert_true(h->n > 0);
+    assert_int_equal(e->now, h->pend[best].t);
+    assert_int_equal(data, h->pend[best].id);
+    h->pend[best] = h->pend[--h->n];
+    h->ran++;
+    if (h->ran >= 30000)
+        return;
+    /* swing the population between a few events (ring) and about a hundred (heap) */
+    spawn = (h->ran / 500) % 2 ? (h->n < 100 ? 2 : 1) : (h->n > 3 ? 0 : 1);
+    for (k = 0; k < spawn; k++)
+        hold_push(e, h, (sim_time)(rng_next(&h->rng) % 5)); /* many ties, some at now */
+}
+
+static void hold_push(struct engine *e, struct hold *h, sim_time dt)
+{
+    assert_true(h->n < 256);
+    h->pend[h->n].t = e->now + dt;
+    h->pend[h->n].id = h->next_id;
+    h->n++;
+    engine_after(e, dt, hold_fire, h, h->next_id++);
+}
+
+/* engine_run() runs events in (time, insertion) order while the queue turns from ring to
+ * heap and back, with handlers scheduling more (some at the current time). */
+static void test_run_order_across_ring_heap_switches(void **state)
+{
+    static struct hold h;
+    struct engine e;
+
+    (void)state;
+    memset(&h, 0, sizeof(h));
+    h.rng = 7;
+    engine_init(&e);
+    hold_push(&e, &h, 0);
+    engine_run(&e);
+    assert_int_equal(h.n, 0);
+    assert_true(h.ran >= 30000);
+    assert_int_equal(e.fired, (uint64_t)h.next_id);
+    engine_release(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_run_order_across_ring_heap_switches),
         cmocka_unit_test(test_heap_matches_sorted_reference),
         cmocka_unit_test(test_heap_interleaved_push_pop),
         cmocka_unit_test(test_ring_heap_switches_keep_order),

@@ -3,6 +3,7 @@
  * layer's tasks once and stamps copies for later layers and micro-batches.
  * A stamped program must equal the one emitted afresh, task by task: kind,
  * stream, categories, durations, bytes, memory, labels and dependencies.
+ * Sealing links each stream's tasks in order, as a scan of the tasks says.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,7 +32,7 @@ static void same_prog(const char *what, const struct prog *a, const struct prog 
             x->comm != y->comm || x->op != y->op || x->mcat0 != y->mcat0 || x->mcat1 != y->mcat1 ||
             x->mb != y->mb || x->dur != y->dur || x->mem0 != y->mem0 || x->mem1 != y->mem1 ||
             memcmp(&x->bytes, &y->bytes, sizeof(x->bytes)) != 0 || strcmp(la, lb) != 0 ||
-            x->npred != y->npred)
+            x->npred != y->npred || x->nsucc != y->nsucc)
             fail_msg("%s %s: task %d differs ('%s' stamped, '%s' fresh)", what, a->role, i, la, lb);
         for (k = 0; k < x->npred; k++)
             if (a->preds[x->pred0 + k] != b->preds[y->pred0 + k])
@@ -112,11 +113,64 @@ static void test_prog_stamping_matches_fresh_variants(void **state)
         check("scenarios/sharding_7b_64gpu.yaml", shard[i]);
 }
 
+/* Fail unless p's sealed stream order and dense copies agree with a scan of its tasks. */
+static void check_sealed(const char *what, const struct prog *p)
+{
+    int32_t next[ST_COUNT];
+    uint32_t used[3] = { 0 }; /* communicators of collectives, sends, receives */
+    int i, st;
+
+    for (st = 0; st < ST_COUNT; st++)
+        next[st] = p->ntasks;
+    for (i = p->ntasks - 1; i >= 0; i--) { /* the reference: the next task of each stream */
+        const struct task *t = &p->tasks[i];
+        if (p->snext[i] != next[t->stream])
+            fail_msg("%s %s: task %d: next on its stream %d, scan says %d", what, p->role, i,
+                     p->snext[i], next[t->stream]);
+        if (p->stream_of[i] != t->stream || p->pstart[i] != t->pred0 ||
+            p->pstart[i + 1] - p->pstart[i] != t->npred)
+            fail_msg("%s %s: task %d: dense copies differ from the task", what, p->role, i);
+        next[t->stream] = i;
+        if (t->kind == TASK_COLL || t->kind == TASK_SEND || t->kind == TASK_RECV)
+            used[t->kind == TASK_COLL ? 0 : t->kind == TASK_SEND ? 1 : 2] |= 1u << t->comm;
+    }
+    if (p->coll_comms != used[0] || p->send_comms != used[1] || p->recv_comms != used[2])
+        fail_msg("%s %s: communicators used differ from a scan", what, p->role);
+    for (st = 0; st < ST_COUNT; st++)
+        if (p->sfirst[st] != next[st])
+            fail_msg("%s %s: stream %s starts at %d, scan says %d", what, p->role, stream_name(st),
+                     p->sfirst[st], next[st]);
+    assert_int_equal(p->pstart[p->ntasks], p->npreds);
+}
+
+/*
+ * prog_seal()'s stream order (snext, sfirst), dense copies (pstart, stream_of) and
+ * communicator summary match a scan of the tasks, for programs in huge-page mappings (the
+ * flagship's 3.5 MB stages, with pipeline sends) and from malloc (small scenarios).
+ */
+static void test_prog_seal_stream_order_matches_scan(void **state)
+{
+    static const char *const paths[] = { "scenarios/70b_256gpu.yaml", "scenarios/gpt2_1gpu.yaml",
+                                         "scenarios/sharding_7b_8gpu.yaml" };
+
+    (void)state;
+    for (size_t k = 0; k < sizeof(paths) / sizeof(paths[0]); k++) {
+        struct scenario *s = test_load(paths[k], NULL, NULL);
+        struct run r;
+        test_simulate(s, false, &r);
+        for (int i = 0; i < r.nprogs; i++)
+            check_sealed(paths[k], r.progs[i]);
+        run_release(&r);
+        cfg_free(s);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prog_stamping_matches_fresh_scenarios),
         cmocka_unit_test(test_prog_stamping_matches_fresh_variants),
+        cmocka_unit_test(test_prog_seal_stream_order_matches_scan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
