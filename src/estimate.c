@@ -170,6 +170,7 @@ static const struct layer_sum *layer_of(struct estimator *e, const struct scenar
     v->params = lc.params[PART_ATTN] + lc.params[PART_MLP];
     v->tp_bytes = lc.tp_bytes;
     v->a2a_bytes = lc.moe_a2a_bytes;
+    v->bwd_transient = lc.bwd_transient;
     return v;
 }
 

@@ -91,6 +91,7 @@ double est_stage_memory(const struct cand *c, const struct stage_sum *st, int st
                   memory_qlora_retained_bytes(s, st->dense + st->moe); /* the last micro-batch */
     if (rc != RC_NONE)
         mem[MC_ACT] += c->ld->act[RC_NONE] - c->ld->act[rc]; /* one layer recomputed */
+    mem[MC_ACT] += c->ld->bwd_transient;                     /* the layer in backward (build.c) */
     if (stage == 0)
         mem[MC_ACT] += prof.max_first * c->edge->e_act;
     if (stage == pp - 1) {

@@ -23,6 +23,7 @@ struct layer_sum {
     double params;           /* per rank, elements */
     double tp_bytes;         /* one TP collective, bytes */
     double a2a_bytes;        /* one MoE all-to-all, bytes */
+    double bwd_transient;    /* the MLP backward's activation gradients, bytes */
 };
 
 /* Embedding and head + loss for one micro-batch. */

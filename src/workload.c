@@ -472,6 +472,16 @@ static void mlp_ops(const struct ctx *c, bool moe, struct layer_cost *lc)
         adapter_dropout(c, base, o, tokens * batch, f, c->qlora, LORA_DOWN);
         lc->lora_params[PART_MLP] += adapter(c, o, tokens, f, h, batch);
     }
+    /*
+     * The MLP backward's temporaries (autograd's formulas, PyTorch
+     * tools/autograd/derivatives.yaml): the down projection's input gradient
+     * dm (tokens x f), then for SwiGLU's `act(gate) * up` the mul backward's
+     * two products (dm * up, dm * act(gate)) while dm is alive, then SiLU's
+     * gradient in place of the first: three tokens x f at once; for GeLU dm
+     * and GeLU's gradient, two. Plus the input gradient the first projections
+     * write (T x h). The layer backward holds them (strategy/build.c).
+     */
+    lc->bwd_transient = ((swiglu ? 3 : 2) * tokens * batch * f + T * h) * p;
     if (unpermute_bytes > 0) {
         o = add_op(ops, n, MAX_OPS, "moe_unpermute", OP_MEM, PART_MLP, SEG_POST);
         membound(c, o, unpermute_bytes, T * m->moe.topk * h * p);

@@ -132,6 +132,7 @@ struct layer_cost {
     double flops_fwd;                 /* model FLOPs forward per rank */
     double tp_bytes;                  /* size of one TP collective (b*s*h), bytes */
     double moe_a2a_bytes;             /* MoE: bytes one all-to-all dispatch moves per rank */
+    double bwd_transient;             /* bytes of the MLP backward's activation gradients */
 };
 
 struct edge_cost { /* embedding (first stage) or head + loss (last stage) */

@@ -303,6 +303,26 @@ static void test_workload_model_code(void **state)
 }
 
 /*
+ * The MLP backward's activation gradients: three tokens x f/tp for SwiGLU (dm, then the mul
+ * backward's two products), two for GeLU (dm and GeLU's gradient), plus the T x h input
+ * gradient, in the activation dtype.
+ */
+static void test_workload_mlp_backward_transient(void **state)
+{
+    struct scenario sw, ge;
+    struct layer_cost a, b;
+    double T = 2048, h = 4096, f = 11008;
+
+    (void)state;
+    llama(&sw, (int)h, 32, 8, (int)f, 2, (int)T, 1, FW_PYTORCH);
+    gpt(&ge, (int)h, 32, (int)T, 1, 4, false, ATTN_FLASH);
+    layer_of(&sw, &a);
+    layer_of(&ge, &b);
+    assert_rel(a.bwd_transient, (3 * T * f + T * h) * 2, 1e-12);
+    assert_rel(b.bwd_transient, (2 * T * 4 * h / 4 + T * h) * 2, 1e-12);
+}
+
+/*
  * LoRA trainable parameters r * (d_in + d_out) per adapted matrix (LORA §4.1):
  * Llama 2 7B and 13B with r = 8 on q and v have 4,194,304 and 6,553,600
  * (LitGPT tutorials/resource-tables.md, "Trainable parameters" column).
@@ -605,6 +625,7 @@ int main(void)
         cmocka_unit_test(test_workload_swiglu_and_eager_modules),
         cmocka_unit_test(test_workload_eager_matches_hf_copies),
         cmocka_unit_test(test_workload_model_code),
+        cmocka_unit_test(test_workload_mlp_backward_transient),
         cmocka_unit_test(test_workload_lora_params_match_litgpt),
         cmocka_unit_test(test_workload_lora_freezes_base),
         cmocka_unit_test(test_workload_qlora_dequantizes),
