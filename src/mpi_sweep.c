@@ -1,61 +1,81 @@
 /*
- * mpi_sweep.c - one sweep across MPI ranks (sweep.h, sweep_run_mpi()): rank r
- * of size evaluates the points i with i % size == r, the same split as
- * `--shard r/size`, and sends them to rank 0, which writes the outputs.
- * Points are plain structs of one binary, so they travel as bytes.
- *
- * The only file that includes <mpi.h>; built with MPI where CMake finds it
- * (option SIMTRAIN_MPI, OpenMPI from Debian: libopenmpi-dev), otherwise the
- * function reports that MPI is absent.
+ * mpi_sweep.c - one sweep across MPI ranks (sweep.h, sweep_run_mpi()). The
+ * MPI side lives in the module libsimtrain_mpi (src/mpi/mpi_module.c), built
+ * where CMake finds MPI (option SIMTRAIN_MPI, OpenMPI from Debian:
+ * libopenmpi-dev) and loaded here only for --mpi, so no other run loads
+ * libmpi. Without it the function reports that MPI is absent.
  */
+#define _GNU_SOURCE /* readlink(), RTLD_GLOBAL */
+
 #include "sweep.h"
 
-#include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #ifdef SIMTRAIN_HAVE_MPI
-#include <mpi.h>
+#include <dlfcn.h>
+#include <limits.h>
+#include <unistd.h>
 
-#define TAG_POINTS 7301
+#include "mpi/mpi_module.h"
+
+struct shard_ctx {
+    const struct sweep *sw;
+    struct sweep_point *pts;
+};
+
+static void run_shard(void *ctx, int rank, int size)
+{
+    const struct shard_ctx *c = ctx;
+
+    sweep_run(c->sw, rank, size, c->pts, NULL);
+}
+
+/*
+ * The module: where this build put it (SIMTRAIN_MPI_MODULE), else beside the
+ * executable. RTLD_GLOBAL, as OpenMPI's own components expect libmpi's
+ * symbols to be global when an application loads it at run time.
+ */
+static void *load_module(char *msg, size_t msglen)
+{
+    char self[PATH_MAX], path[PATH_MAX + 32];
+    ssize_t n;
+    void *h = dlopen(SIMTRAIN_MPI_MODULE, RTLD_NOW | RTLD_GLOBAL);
+
+    if (h)
+        return h;
+    n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n > 0) {
+        char *slash;
+        self[n] = '\0';
+        slash = strrchr(self, '/');
+        if (slash) {
+            *slash = '\0';
+            snprintf(path, sizeof(path), "%s/libsimtrain_mpi.so", self);
+            h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+        }
+    }
+    if (!h)
+        snprintf(msg, msglen, "cannot load the MPI module (%s): %s", SIMTRAIN_MPI_MODULE,
+                 dlerror());
+    return h;
+}
 
 int sweep_run_mpi(const struct sweep *sw, struct sweep_point *pts, char *msg, size_t msglen)
 {
-    int inited = 0, rank = 0, size = 1;
-    long mine = 0;
-    struct sweep_point *buf;
+    struct shard_ctx ctx = { sw, pts };
+    struct simtrain_mpi_job job = { pts, sw->npoints, sizeof(*pts), run_shard, &ctx };
+    simtrain_mpi_sweep_fn fn;
+    void *h = load_module(msg, msglen);
 
-    MPI_Initialized(&inited);
-    if (!inited && MPI_Init(NULL, NULL) != MPI_SUCCESS) {
-        snprintf(msg, msglen, "MPI_Init failed");
+    if (!h)
+        return -1;
+    *(void **)&fn = dlsym(h, SIMTRAIN_MPI_SWEEP_SYMBOL);
+    if (!fn) {
+        snprintf(msg, msglen, "the MPI module has no %s", SIMTRAIN_MPI_SWEEP_SYMBOL);
         return -1;
     }
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    sweep_run(sw, rank, size, pts, NULL);
-    for (long i = rank; i < sw->npoints; i += size)
-        mine++;
-    if (rank != 0) {
-        buf = xmalloc(sizeof(*buf) * (size_t)(mine > 0 ? mine : 1));
-        for (long i = rank, k = 0; i < sw->npoints; i += size)
-            buf[k++] = pts[i];
-        MPI_Send(buf, (int)(mine * (long)sizeof(*buf)), MPI_BYTE, 0, TAG_POINTS, MPI_COMM_WORLD);
-        free(buf);
-    } else {
-        for (int src = 1; src < size; src++) {
-            long theirs = 0;
-            for (long i = src; i < sw->npoints; i += size)
-                theirs++;
-            buf = xmalloc(sizeof(*buf) * (size_t)(theirs > 0 ? theirs : 1));
-            MPI_Recv(buf, (int)(theirs * (long)sizeof(*buf)), MPI_BYTE, src, TAG_POINTS,
-                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            for (long i = src, k = 0; i < sw->npoints; i += size)
-                pts[i] = buf[k++];
-            free(buf);
-        }
-    }
-    if (!inited)
-        MPI_Finalize();
-    return rank == 0 ? 1 : 0;
+    return fn(&job, msg, msglen);
 }
 
 #else
