@@ -154,6 +154,37 @@ static double buckets_s(const struct cand *c, enum coll_op op, double bytes, dou
     return t + (bytes > 0 ? *last : 0);
 }
 
+/*
+ * One layer of DeepSpeed's 2021 ZeRO-3 per micro-batch (zero.c, zero.stage3_gather
+ * per_param_sync), seconds: its four weight tensors (QKV, out-projection, MLP in, MLP out,
+ * weighted as zero.c splits them) gathered one at a time for forward and again for backward,
+ * each after zero-filling its buffer and followed by world_size copy kernels, and reduced one
+ * at a time, each after world_size copy kernels; `gather` and `reduce` are the layer's bytes.
+ */
+static double ds2021_layer_s(const struct cand *c, const struct comm_group *g, double gather,
+                             double reduce)
+{
+    const struct scenario *s = c->s;
+    const struct model *m = &s->model;
+    double h = m->hidden, q = (double)m->heads * m->head_dim,
+           kv = (double)m->kv_heads * m->head_dim;
+    double f = (double)m->ffn_hidden * (m->act == ACT_SWIGLU ? 2 : 1);
+    double share[4] = { h * (q + 2 * kv), q * h, h * f, (double)m->ffn_hidden * h }, sum = 0;
+    double n = g->nranks > 1 ? g->nranks : 1, t = 0;
+
+    for (int i = 0; i < 4; i++)
+        sum += share[i];
+    for (int i = 0; i < 4; i++) {
+        double ag = gather * share[i] / sum, rs = reduce * share[i] / sum;
+        double copies_ag = n * est_sec(cost_membound(&s->hw.gpu, &s->hw.eff, 2 * ag / n));
+        double copies_rs = n * est_sec(cost_membound(&s->hw.gpu, &s->hw.eff, 2 * rs / n));
+        double fill = est_sec(cost_membound(&s->hw.gpu, &s->hw.eff, ag));
+        t += 2 * (fill + est_coll_s(c->e, s, g, COLL_ALL_GATHER, ag) + copies_ag) + copies_rs +
+             est_coll_s(c->e, s, g, COLL_REDUCE_SCATTER, rs);
+    }
+    return t;
+}
+
 double est_dp_tail_s(const struct cand *c, const struct stage_sum *st, double *opt_s)
 {
     const struct scenario *s = c->s;
@@ -207,6 +238,12 @@ double est_dp_tail_s(const struct cand *c, const struct stage_sum *st, double *o
                                lt * dtype_bytes(s->fsdp.reduce_dtype));
         double per_mb = layers * ((sh == SHARD_FSDP_GRAD_OP ? 1 : 2) * ag + rs);
         double exposed = per_mb > st->t ? per_mb - st->t : 0;
+        if (sh == SHARD_ZERO3 && s->zero.stage3_gather == ZERO3_GATHER_PER_PARAM_SYNC) {
+            /* DeepSpeed 2021 (zero.c): nothing overlaps the compute */
+            per_mb = layers * ds2021_layer_s(c, &shard_g, lp * dtype_bytes(s->fsdp.param_dtype),
+                                             lt * dtype_bytes(s->fsdp.reduce_dtype));
+            exposed = per_mb;
+        }
         t = c->m * exposed + ag;
         if (sh == SHARD_HSDP) {
             struct comm_group inter = est_group(c->e, s, COMM_DP_INTER);
