@@ -385,8 +385,9 @@ static double op_saved(const struct scenario *s, const char *name)
  * LitGPT's eager multi-head attention (lit_gpt/model.py, CausalSelfAttention):
  * q, k, v are views of the fused QKV output; RoPE gives Q and K new tensors and
  * SDPA saves the V view, so the Q and K parts of the fused output stay pinned:
- * 2 x T x h x 2 B more for Llama 2 7B (T = 1304). Megatron's fused path and
- * grouped-query attention (K, V expanded into copies) pin nothing.
+ * 2 x T x h x 2 B more for Llama 2 7B (T = 1304). Megatron's fused path,
+ * grouped-query attention (K, V expanded into copies) and Hugging Face's
+ * separate q/k/v projections pin nothing.
  */
 static void test_memory_fused_qkv_pinned_by_v_view(void **state)
 {
@@ -394,9 +395,12 @@ static void test_memory_fused_qkv_pinned_by_v_view(void **state)
                            "training.seq_len=1304",
                            "training.micro_batch=1",
                            "training.global_batch=4",
+                           "training.model_code=auto",
                            NULL,
                            NULL };
-    double T = 1304, h = 4096, pinned[3];
+    const char *code[3] = { "training.model_code=litgpt", "training.model_code=auto",
+                            "training.model_code=litgpt" };
+    double T = 1304, h = 4096, pinned[4];
     const char *fw[3] = { "parallelism.framework=pytorch", "parallelism.framework=megatron",
                           "parallelism.framework=pytorch" };
     int i;
@@ -404,16 +408,25 @@ static void test_memory_fused_qkv_pinned_by_v_view(void **state)
     (void)state;
     for (i = 0; i < 3; i++) {
         struct scenario *s;
-        sets[4] = fw[i];
+        sets[4] = code[i];
+        sets[5] = fw[i];
         s = test_load("scenarios/gpt2_1gpu.yaml", NULL, sets);
         if (i == 2)
             s->model.kv_heads = 8; /* GQA: LitGPT expands K and V into copies */
         pinned[i] = op_saved(s, "rope");
         cfg_free(s);
     }
+    sets[4] = "training.model_code=hf"; /* separate q/k/v projections pin nothing */
+    sets[5] = fw[0];
+    {
+        struct scenario *s = test_load("scenarios/gpt2_1gpu.yaml", NULL, sets);
+        pinned[3] = op_saved(s, "rope");
+        cfg_free(s);
+    }
     assert_near(pinned[0], 2 * T * h * 2, 1);
     assert_near(pinned[1], 0, 0);
     assert_near(pinned[2], 0, 0);
+    assert_near(pinned[3], 0, 0);
 }
 
 /*
@@ -512,8 +525,11 @@ static void test_memory_hf_loss_three_fp32_copies(void **state)
 {
     double logits = 2 * 2048 * 32000.0, kept, transient;
     static const char *const litgpt[] = { "parallelism.framework=pytorch",
-                                          "parallelism.sharding=none", "parallelism.dp=1",
-                                          "cluster.gpus=1", NULL };
+                                          "parallelism.sharding=none",
+                                          "parallelism.dp=1",
+                                          "cluster.gpus=1",
+                                          "training.model_code=litgpt",
+                                          NULL };
     struct scenario *s;
 
     (void)state;
@@ -539,8 +555,11 @@ static void test_memory_hf_loss_three_fp32_copies(void **state)
 static void test_memory_peft_dropout_per_module(void **state)
 {
     static const char *const litgpt[] = { "parallelism.framework=pytorch",
-                                          "parallelism.sharding=none", "parallelism.dp=1",
-                                          "cluster.gpus=1", NULL };
+                                          "parallelism.sharding=none",
+                                          "parallelism.dp=1",
+                                          "cluster.gpus=1",
+                                          "training.model_code=litgpt",
+                                          NULL };
     double T = 4096, h = 8192, xa = 3 * T * 8 * 2;
     struct scenario *s;
 
@@ -627,15 +646,21 @@ static void test_memory_qlora_zero3_load_peak(void **state)
  */
 static void test_memory_litgpt_qlora_retains_last_inputs(void **state)
 {
-    static const char *const hub[] = {
-        "workload=llama2-7b",           "hardware=dgx-a100-40g",
-        "training.seq_len=512",         "training.micro_batch=2",
-        "training.global_batch=8",      "training.master_weights=false",
-        "training.grad_dtype=bf16",     "training.finetune=qlora",
-        "training.lora.rank=32",        "training.lora.targets=[q,v]",
-        "training.lora.dropout=0.05",   "training.lora.double_quant=false",
-        "training.memory_overhead=0 B", NULL
-    };
+    static const char *const hub[] = { "workload=llama2-7b",
+                                       "hardware=dgx-a100-40g",
+                                       "training.seq_len=512",
+                                       "training.micro_batch=2",
+                                       "training.global_batch=8",
+                                       "training.master_weights=false",
+                                       "training.grad_dtype=bf16",
+                                       "training.finetune=qlora",
+                                       "training.lora.rank=32",
+                                       "training.lora.targets=[q,v]",
+                                       "training.lora.dropout=0.05",
+                                       "training.lora.double_quant=false",
+                                       "training.memory_overhead=0 B",
+                                       "training.model_code=litgpt",
+                                       NULL };
     double want = 32 * 2 * 1024 * (3 * 4096.0 + 11008);
     struct scenario *s;
     struct run r;
@@ -652,7 +677,7 @@ static void test_memory_litgpt_qlora_retains_last_inputs(void **state)
     s->train.finetune = FT_LORA;
     assert_near(memory_qlora_retained_bytes(s, 32), 0, 0);
     s->train.finetune = FT_QLORA;
-    s->par.framework = FW_DEEPSPEED;
+    s->train.model_code = CODE_HF; /* the Trainer drops the graph each micro-batch */
     assert_near(memory_qlora_retained_bytes(s, 32), 0, 0);
     cfg_free(s);
 }
