@@ -35,31 +35,22 @@ static void split_layers(const struct scenario *s, int *out)
 
 /*
  * Gradient accumulation outside the GEMMs, per micro-batch on average, for
- * `params` of a stage under ddp.c's data parallelism (sharding none, and
- * Megatron's distributed optimizer): Megatron's DDP without
- * gradient-accumulation fusion adds every gradient into main_grad each
- * micro-batch; PyTorch's AccumulateGrad adds from the second micro-batch on
- * (ddp.c accumulate_grads(), whose byte counts this repeats).
+ * `params` of a stage under ddp.c's data parallelism (ddp_grad_accum_bytes():
+ * the first micro-batch's pass, and every later one's).
  */
 static double grad_accum_s(const struct cand *c, double params)
 {
     const struct scenario *s = c->s;
-    double g = dtype_bytes(s->train.grad_dtype), bytes, share = 1;
-    bool ddp = s->par.sharding == SHARD_NONE ||
-               (s->par.sharding == SHARD_ZERO1 && scenario_framework(s) == FW_MEGATRON);
+    char reason[160];
+    double first, later;
 
-    if (!ddp || params <= 0 || c->model_params <= 0)
+    if (strategy_dp_ops(s, reason, sizeof(reason)) != &dp_ddp || params <= 0 ||
+        c->model_params <= 0)
         return 0;
     params *= c->roles.trainable / c->model_params;
-    if (scenario_megatron_ddp(s)) {
-        if (s->ddp.grad_accum_fusion)
-            return 0;
-        bytes = params * (dtype_bytes(s->train.precision) + 2 * g);
-    } else {
-        bytes = params * 3 * g;
-        share = c->m > 1 ? (double)(c->m - 1) / c->m : 0;
-    }
-    return share * est_sec(cost_membound(&s->hw.gpu, &s->hw.eff, bytes));
+    first = est_sec(cost_membound(&s->hw.gpu, &s->hw.eff, ddp_grad_accum_bytes(s, params, 0)));
+    later = est_sec(cost_membound(&s->hw.gpu, &s->hw.eff, ddp_grad_accum_bytes(s, params, 1)));
+    return (first + (c->m - 1) * later) / c->m;
 }
 
 void est_stage_sums(const struct cand *c, int pp, struct stage_sum *st)

@@ -318,8 +318,8 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
          * bias-dropout-add (skip_bias_add), so only QKV pays it.
          */
         o = add_op(ops, n, MAX_OPS, "qkv_bias_add", OP_MEM, PART_ATTN, SEG_MID);
-        o->bytes = 2 * T * (q + 2 * kv) * p;
-        o->t_fwd = cost_membound(c->gpu, c->eff, o->bytes);
+        membound(c, o, 2 * T * (q + 2 * kv) * p, 0);
+        o->t_dgrad = 0;
     }
     if (tg & (LORA_Q | LORA_K | LORA_V)) {
         /* Column-parallel: A (h x r) replicated, B (r x d_out / tp) sharded. */
@@ -379,8 +379,8 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
          * output. Its backward is a view: the grad reaches the batched GEMM strided.
          */
         o = add_op(ops, n, MAX_OPS, "attn_out_layout", OP_MEM, PART_ATTN, SEG_CORE);
-        o->bytes = 2 * T * q * p;
-        o->t_fwd = cost_membound(c->gpu, c->eff, o->bytes);
+        membound(c, o, 2 * T * q * p, 0);
+        o->t_dgrad = 0;
         o->core = true;
     }
     o = add_op(ops, n, MAX_OPS, "out_proj", OP_GEMM, PART_ATTN, SEG_ROW);

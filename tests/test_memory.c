@@ -514,6 +514,14 @@ static void head_logits(const struct scenario *s, double *kept, double *transien
     *transient = ec.transient_bytes;
 }
 
+/* The PEFT 70B scenario as a LitGPT run on one GPU, to compare the two model codes. */
+static const char *const peft_as_litgpt[] = { "parallelism.framework=pytorch",
+                                              "parallelism.sharding=none",
+                                              "parallelism.dp=1",
+                                              "cluster.gpus=1",
+                                              "training.model_code=litgpt",
+                                              NULL };
+
 /*
  * Hugging Face LlamaForCausalLM (transformers 4.38-4.45) upcasts the logits
  * (`logits.float()`), copies the shifted ones (`.contiguous()`) and saves
@@ -524,12 +532,6 @@ static void head_logits(const struct scenario *s, double *kept, double *transien
 static void test_memory_hf_loss_three_fp32_copies(void **state)
 {
     double logits = 2 * 2048 * 32000.0, kept, transient;
-    static const char *const litgpt[] = { "parallelism.framework=pytorch",
-                                          "parallelism.sharding=none",
-                                          "parallelism.dp=1",
-                                          "cluster.gpus=1",
-                                          "training.model_code=litgpt",
-                                          NULL };
     struct scenario *s;
 
     (void)state;
@@ -538,7 +540,7 @@ static void test_memory_hf_loss_three_fp32_copies(void **state)
     assert_near(kept, 4 * logits, 1);
     assert_near(transient, 8 * logits, 1);
     cfg_free(s);
-    s = test_load("peft_70b.yaml", peft_70b_yaml, litgpt);
+    s = test_load("peft_70b.yaml", peft_70b_yaml, peft_as_litgpt);
     head_logits(s, &kept, &transient);
     assert_near(kept, 4 * logits, 1);
     assert_near(transient, 2 * logits, 1);
@@ -554,12 +556,6 @@ static void test_memory_hf_loss_three_fp32_copies(void **state)
  */
 static void test_memory_peft_dropout_per_module(void **state)
 {
-    static const char *const litgpt[] = { "parallelism.framework=pytorch",
-                                          "parallelism.sharding=none",
-                                          "parallelism.dp=1",
-                                          "cluster.gpus=1",
-                                          "training.model_code=litgpt",
-                                          NULL };
     double T = 4096, h = 8192, xa = 3 * T * 8 * 2;
     struct scenario *s;
 
@@ -567,7 +563,7 @@ static void test_memory_peft_dropout_per_module(void **state)
     s = test_load("peft_70b.yaml", peft_70b_yaml, NULL);
     assert_near(op_saved(s, "lora_qkv"), 3 * T * h * 3 + xa, 1);
     cfg_free(s);
-    s = test_load("peft_70b.yaml", peft_70b_yaml, litgpt);
+    s = test_load("peft_70b.yaml", peft_70b_yaml, peft_as_litgpt);
     assert_near(op_saved(s, "lora_qkv"), T * h * 3 + xa, 1);
     cfg_free(s);
 }

@@ -18,6 +18,7 @@
 #include "estimate.h"
 #include "plan.h"
 #include "run.h"
+#include "support.h"
 
 /* tiny-llama (8 layers, 8 heads, 4 KV heads) on one 8-GPU tiny-box node (test fixtures). */
 static const char scenario_text[] = "name: plan_test\n"
@@ -57,21 +58,12 @@ static int teardown(void **state)
     return rmdir(dir);
 }
 
+/* The test scenario with at most one override "key=value" (NULL for none). */
 static struct scenario *load(const char *set)
 {
-    struct cfg_override o;
-    struct scenario *s;
-    char *key = NULL;
+    const char *sets[] = { set, NULL };
 
-    if (set) {
-        key = strdup(set);
-        *strchr(key, '=') = '\0';
-        o = (struct cfg_override){ key, key + strlen(key) + 1, set };
-    }
-    s = cfg_load_scenario(path, set ? &o : NULL, set ? 1 : 0, stderr);
-    free(key);
-    assert_non_null(s);
-    return s;
+    return test_load(path, NULL, sets);
 }
 
 static double rel(double est, double ref)
@@ -157,35 +149,21 @@ static void test_estimate_tracks_engine(void **state)
     cfg_free(base);
 }
 
-/* Estimate and engine step times of the test scenario with `n` overrides "key=value". */
-static void est_and_run(const char *const *sets, int n, double *est_s, double *run_s)
+/* Estimate and engine step times of the test scenario with overrides (NULL-terminated). */
+static void est_and_run(const char *const *sets, double *est_s, double *run_s)
 {
-    struct cfg_override o[4];
-    char *keys[4];
-    struct scenario *s;
+    struct scenario *s = test_load(path, NULL, sets);
     struct estimator *e = estimator_new();
     struct estimate est;
-    struct sim_opts opts = { 0 };
     struct run r;
-    char reason[256];
 
-    assert_true(n <= 4);
-    for (int i = 0; i < n; i++) {
-        keys[i] = strdup(sets[i]);
-        *strchr(keys[i], '=') = '\0';
-        o[i] = (struct cfg_override){ keys[i], keys[i] + strlen(keys[i]) + 1, sets[i] };
-    }
-    s = cfg_load_scenario(path, o, n, stderr);
-    assert_non_null(s);
     estimate_scenario(e, s, &est);
-    assert_int_equal(run_scenario(s, &opts, &r, reason, sizeof(reason)), 0);
+    test_simulate(s, false, &r);
     *est_s = est.step_s;
     *run_s = r.step_s;
     run_release(&r);
     estimator_free(e);
     cfg_free(s);
-    for (int i = 0; i < n; i++)
-        free(keys[i]);
 }
 
 /*
@@ -196,17 +174,17 @@ static void est_and_run(const char *const *sets, int n, double *est_s, double *r
 static void test_estimate_grad_accum_pass(void **state)
 {
     static const char *const fused[] = { "parallelism.framework=megatron", "parallelism.dp=8",
-                                         "ddp.grad_accum_fusion=true" };
+                                         "ddp.grad_accum_fusion=true", NULL };
     static const char *const unfused[] = { "parallelism.framework=megatron", "parallelism.dp=8",
-                                           "ddp.grad_accum_fusion=false" };
+                                           "ddp.grad_accum_fusion=false", NULL };
     static const char *const torch[] = { "parallelism.framework=megatron", "parallelism.dp=8",
-                                         "ddp.impl=pytorch" };
+                                         "ddp.impl=pytorch", NULL };
     double e0, r0, e1, r1, e2, r2;
 
     (void)state;
-    est_and_run(fused, 3, &e0, &r0);
-    est_and_run(unfused, 3, &e1, &r1);
-    est_and_run(torch, 3, &e2, &r2);
+    est_and_run(fused, &e0, &r0);
+    est_and_run(unfused, &e1, &r1);
+    est_and_run(torch, &e2, &r2);
     assert_true(r1 > r0 && e1 > e0);
     assert_true(fabs((e1 - e0) / (r1 - r0) - 1) < 0.30);
     assert_true(r2 > r0 && e2 > e0);
@@ -220,14 +198,14 @@ static void test_estimate_grad_accum_pass(void **state)
  */
 static void test_estimate_zero3_per_param_sync(void **state)
 {
-    static const char *const now[] = { "parallelism.sharding=zero3", "parallelism.dp=8" };
+    static const char *const now[] = { "parallelism.sharding=zero3", "parallelism.dp=8", NULL };
     static const char *const old[] = { "parallelism.sharding=zero3", "parallelism.dp=8",
-                                       "zero.stage3_gather=per_param_sync" };
+                                       "zero.stage3_gather=per_param_sync", NULL };
     double e0, r0, e1, r1;
 
     (void)state;
-    est_and_run(now, 2, &e0, &r0);
-    est_and_run(old, 3, &e1, &r1);
+    est_and_run(now, &e0, &r0);
+    est_and_run(old, &e1, &r1);
     if (rel(e1, r1) >= 0.30)
         fprintf(stderr, "per_param_sync: estimate %.4g s, engine %.4g s\n", e1, r1);
     assert_true(rel(e1, r1) < 0.30);
@@ -235,10 +213,36 @@ static void test_estimate_zero3_per_param_sync(void **state)
     assert_true(e1 > 1.2 * e0);
 }
 
+/*
+ * Estimate layout `c` with an estimator first warmed by layout `warmup` and with a fresh one:
+ * the memo tables must change nothing, byte for byte. Returns the warm-up's estimate in *x and
+ * the layout's in *a.
+ */
+static void assert_memo_neutral(const struct plan_cand *c, const struct plan_cand *warmup,
+                                struct estimate *x, struct estimate *a)
+{
+    struct scenario *base = load(NULL);
+    struct estimator *warm = estimator_new(), *fresh = estimator_new();
+    struct estimate b;
+    struct scenario s, t;
+    struct cfg_error err;
+
+    plan_apply(base, c, &s);
+    assert_int_equal(scenario_finalize(&s, &err), 0);
+    plan_apply(base, warmup, &t);
+    assert_int_equal(scenario_finalize(&t, &err), 0);
+    estimate_scenario(warm, &t, x);
+    estimate_scenario(warm, &s, a);
+    estimate_scenario(fresh, &s, &b);
+    assert_memory_equal(a, &b, sizeof(b));
+    estimator_free(warm);
+    estimator_free(fresh);
+    cfg_free(base);
+}
+
 /* The memo tables change nothing: a warm estimator gives the bytes a fresh one gives. */
 static void test_estimate_memo_consistent(void **state)
 {
-    struct scenario *base = load(NULL);
     struct plan_cand c = { .gpus = 8,
                            .nodes = 1,
                            .dp = 2,
@@ -249,36 +253,23 @@ static void test_estimate_memo_consistent(void **state)
                            .ep = 1,
                            .schedule = SCHED_1F1B,
                            .micro_batch = 2 };
-    struct estimator *warm = estimator_new(), *fresh = estimator_new();
-    struct estimate a, b, x;
-    struct scenario s, t;
-    struct cfg_error err;
+    struct plan_cand w = c;
+    struct estimate x, a;
 
     (void)state;
-    plan_apply(base, &c, &s);
-    assert_int_equal(scenario_finalize(&s, &err), 0);
-    c.tp = 4; /* warm the tables with another layout first */
-    c.dp = 1;
-    plan_apply(base, &c, &t);
-    assert_int_equal(scenario_finalize(&t, &err), 0);
-    estimate_scenario(warm, &t, &x);
-    estimate_scenario(warm, &s, &a);
-    estimate_scenario(fresh, &s, &b);
-    assert_memory_equal(&a, &b, sizeof(a));
+    w.tp = 4; /* warm the tables with another layout first */
+    w.dp = 1;
+    assert_memo_neutral(&c, &w, &x, &a);
     assert_true(x.step_s > 0 && fabs(x.step_s - a.step_s) > 0);
-    estimator_free(warm);
-    estimator_free(fresh);
-    cfg_free(base);
 }
 
 /*
  * Under framework `auto` the layout decides between eager PyTorch modules and Megatron's fused
- * kernels (workload_eager()), which save different activations: a table warmed with a
- * pipelined (Megatron) layout must not serve a single-replica (eager) one.
+ * kernels (the model code, scenario_model_code()), which save different activations: a table
+ * warmed with a pipelined (Megatron) layout must not serve a single-replica (eager) one.
  */
 static void test_estimate_memo_eager(void **state)
 {
-    struct scenario *base = load(NULL);
     struct plan_cand c = { .gpus = 8,
                            .nodes = 1,
                            .dp = 8,
@@ -289,25 +280,13 @@ static void test_estimate_memo_eager(void **state)
                            .ep = 1,
                            .schedule = SCHED_1F1B,
                            .micro_batch = 1 };
-    struct estimator *warm = estimator_new(), *fresh = estimator_new();
-    struct estimate a, b, x;
-    struct scenario s, t;
-    struct cfg_error err;
+    struct plan_cand w = c;
+    struct estimate x, a;
 
     (void)state;
-    plan_apply(base, &c, &s);
-    assert_int_equal(scenario_finalize(&s, &err), 0);
-    c.pp = 2; /* Megatron under `auto` */
-    c.dp = 4;
-    plan_apply(base, &c, &t);
-    assert_int_equal(scenario_finalize(&t, &err), 0);
-    estimate_scenario(warm, &t, &x);
-    estimate_scenario(warm, &s, &a);
-    estimate_scenario(fresh, &s, &b);
-    assert_memory_equal(&a, &b, sizeof(a));
-    estimator_free(warm);
-    estimator_free(fresh);
-    cfg_free(base);
+    w.pp = 2; /* Megatron under `auto` */
+    w.dp = 4;
+    assert_memo_neutral(&c, &w, &x, &a);
 }
 
 /* The search returns `top` layouts that fit by simulation, best simulated step first. */

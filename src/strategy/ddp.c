@@ -164,22 +164,21 @@ static void issue_bucket(struct build *b, struct ddp *d, int dep)
  *   new_grad`): read both, write one, in grad_dtype.
  * Megatron with fusion (the default) accumulates inside the GEMM epilogue.
  */
+double ddp_grad_accum_bytes(const struct scenario *s, double params, int mb)
+{
+    double g = dtype_bytes(s->train.grad_dtype);
+
+    if (scenario_megatron_ddp(s))
+        return s->ddp.grad_accum_fusion ? 0 : params * (dtype_bytes(s->train.precision) + 2 * g);
+    return mb == 0 ? 0 : params * 3 * g;
+}
+
 static void accumulate_grads(struct build *b, int unit, int mb, int grad_task)
 {
     const struct scenario *s = b->s;
-    double params = memory_unit_trainable(b, unit), g = dtype_bytes(s->train.grad_dtype);
-    double bytes;
+    double bytes = ddp_grad_accum_bytes(s, memory_unit_trainable(b, unit), mb);
     int t;
 
-    if (scenario_megatron_ddp(s)) {
-        if (s->ddp.grad_accum_fusion)
-            return;
-        bytes = params * (dtype_bytes(s->train.precision) + 2 * g);
-    } else {
-        if (mb == 0)
-            return;
-        bytes = params * 3 * g;
-    }
     if (bytes <= 0)
         return;
     t = prog_compute(

@@ -83,6 +83,14 @@ double dp_unit_grad_elems(const struct build *b, int unit);
 /* Is unit `ui` the last one of its model chunk in backward order (end of that backward)? */
 bool dp_unit_ends_backward(const struct build *b, int ui);
 
+/*
+ * Bytes of ddp.c's gradient-accumulation pass after micro-batch `mb` (0-based)
+ * for `params` trainable parameters: Megatron's main_grad.add_ without
+ * gradient-accumulation fusion, PyTorch's AccumulateGrad from the second
+ * micro-batch on; 0 where there is none (ddp.c, accumulate_grads()).
+ */
+double ddp_grad_accum_bytes(const struct scenario *s, double params, int mb);
+
 /* ---- offload (offload.c) --------------------------------------------------- */
 
 /*
