@@ -284,7 +284,7 @@ static int unit_layer_backward(struct build *b, int ui, int mb, int prev, int mo
     }
     t = layer_backward(b, ui, mb, mode == BWD_FULL ? 0 : 1, t, dep, &first, &last);
     /* The MLP backward's activation gradients live through this pass (workload.c). */
-    if (first != last && lc->bwd_transient > 0) {
+    if (lc->bwd_transient > 0) {
         task_mem_start(&p->tasks[first], MC_ACT, bytes_i64(lc->bwd_transient));
         task_mem_end(&p->tasks[last], MC_ACT, -bytes_i64(lc->bwd_transient));
     }
