@@ -133,7 +133,13 @@ static void explain(const struct scenario *s, int cat, const struct layer_cost *
             snprintf(buf, n, "transient kernel buffers");
         break;
     case MC_OVERHEAD:
-        snprintf(buf, n, "CUDA context, NCCL, allocator reserve (estimate)");
+        snprintf(buf, n, "CUDA context, NCCL (estimate)");
+        break;
+    case MC_RESERVE:
+        snprintf(buf, n,
+                 "caching allocator, %.0f %% of its reserve for the step's tensors free "
+                 "(estimate)",
+                 100 * s->train.fragmentation);
         break;
     default:
         buf[0] = '\0';

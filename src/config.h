@@ -271,7 +271,8 @@ struct training {
     enum offload offload;
     double tokens;         /* tokens to train, for time-to-train; 0 = not given */
     double price_gpu_hour; /* price per GPU-hour, USD; 0 = not given */
-    double overhead_bytes; /* CUDA context + allocator reserve per GPU, bytes */
+    double overhead_bytes; /* CUDA context + NCCL per GPU, bytes */
+    double fragmentation;  /* caching allocator: free share of the memory the step churns */
 };
 
 /* ---- parallel layout ----------------------------------------------------- */

@@ -473,7 +473,13 @@ static const struct field training_rows[] = {
     /* Estimate: CUDA context 0.47-0.92 GiB plus ~1 GiB of NCCL and torch.distributed init
      * (ml-engineering "Additional GPU memory usage", formulas.md §2.10). */
     { QTY("memory_overhead", struct training, overhead_bytes, UNIT_BYTES, "1.5 GiB"),
-      .flags = F_ZERO_OK, .doc = "CUDA context + NCCL + allocator reserve per GPU" },
+      .flags = F_ZERO_OK, .doc = "CUDA context + NCCL per GPU" },
+    /* Estimate: PyTorch's caching allocator leaves 15 % of its reserve unusable on average over
+     * eight LLMs trained with recompute / LoRA / ZeRO / offload on A100 80GB (GMLake, Guo et
+     * al., ASPLOS'24, arXiv:2401.08156, abstract: "15% (up to 33%)"); docs/memory.md. */
+    { NUM("memory_fragmentation", struct training, fragmentation, 0, 0.9, "0.15"),
+      .flags = F_ZERO_OK,
+      .doc = "share of the allocator's reserve for the step's tensors that no request can use" },
 };
 static const struct section training_section = SECTION("training", training_rows, 0);
 

@@ -101,5 +101,10 @@ double est_stage_memory(const struct cand *c, const struct stage_sum *st, int st
     mem[MC_OVERHEAD] = s->train.overhead_bytes;
     for (int k = 0; k < MC_COUNT; k++)
         total += mem[k];
+    /* the caching allocator's reserve for the step's churn, within what is free (sim.c) */
+    mem[MC_RESERVE] = MIN(s->train.fragmentation / (1 - s->train.fragmentation) *
+                              (mem[MC_ACT] + mem[MC_LOGITS] + mem[MC_GATHERED]),
+                          MAX(0, s->hw.gpu.mem_bytes - total));
+    total += mem[MC_RESERVE];
     return load_peak(s, &roles, mem, total);
 }

@@ -24,10 +24,10 @@ const char *const chart_tcat_color[TC_COUNT] = {
 };
 
 const char *const chart_mcat_color[MC_COUNT] = {
-    [MC_PARAMS] = "#4477aa",   [MC_MASTER] = "#66ccee", [MC_GRADS] = "#228833",
-    [MC_OPTIM] = "#ccbb44",    [MC_ACT] = "#ee6677",    [MC_LOGITS] = "#aa3377",
-    [MC_GATHERED] = "#ee7733", [MC_COMM] = "#009988",   [MC_WORKSPACE] = "#999933",
-    [MC_OVERHEAD] = "#bbbbbb",
+    [MC_PARAMS] = "#4477aa",   [MC_MASTER] = "#66ccee",  [MC_GRADS] = "#228833",
+    [MC_OPTIM] = "#ccbb44",    [MC_ACT] = "#ee6677",     [MC_LOGITS] = "#aa3377",
+    [MC_GATHERED] = "#ee7733", [MC_COMM] = "#009988",    [MC_WORKSPACE] = "#999933",
+    [MC_OVERHEAD] = "#bbbbbb", [MC_RESERVE] = "#ddcc77",
 };
 
 const char *const chart_tcat_label[TC_COUNT] = {

@@ -610,10 +610,10 @@ const char *tcat_name(int tcat)
 
 const char *mcat_name(int mcat)
 {
-    static const char *const n[] = { "parameters",       "master weights", "gradients",
-                                     "optimizer states", "activations",    "logits/loss",
-                                     "gathered params",  "comm buffers",   "workspace",
-                                     "context/allocator" };
+    static const char *const n[] = { "parameters",       "master weights",   "gradients",
+                                     "optimizer states", "activations",      "logits/loss",
+                                     "gathered params",  "comm buffers",     "workspace",
+                                     "context/NCCL",     "allocator reserve" };
     return NAME_OF(n, mcat);
 }
 

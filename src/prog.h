@@ -92,7 +92,8 @@ enum mem_cat {
     MC_GATHERED,  /* unsharded parameters alive under ZeRO-3 / FSDP */
     MC_COMM,      /* communication buffers: DDP buckets, gather/scatter staging */
     MC_WORKSPACE, /* transient op outputs, cuBLAS workspace */
-    MC_OVERHEAD,  /* CUDA context, NCCL, allocator reserve (estimate) */
+    MC_OVERHEAD,  /* CUDA context, NCCL (estimate) */
+    MC_RESERVE,   /* caching-allocator reserve: fragmentation of the step's churn (estimate) */
     MC_COUNT
 };
 

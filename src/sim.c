@@ -87,7 +87,8 @@ struct srank {
     sim_time cmp_t;   /* when cmp_left was last updated */
     uint32_t cmp_gen; /* generation of its completion event */
     double sm_busy;   /* fraction of SMs held by active collectives */
-    int64_t mem;      /* bytes allocated now: the sum of rank_result.cur */
+    int64_t mem;      /* bytes held now: the sum of rank_result.cur */
+    int64_t churn;    /* bytes of the categories allocated and freed within the step */
 };
 
 struct cost_key {
@@ -105,6 +106,8 @@ struct cost_ent {
 
 struct sim {
     const struct scenario *sc;
+    double reserve_per_byte; /* allocator reserve per churned byte: f / (1 - f) */
+    int64_t capacity;        /* GPU memory, bytes: the reserve's ceiling */
     const struct layout *lay;
     const struct sim_opts *opts;
     struct engine eng;
@@ -381,16 +384,41 @@ static inline void account(struct sim *sm, int ri)
     r->last = now;
 }
 
+/*
+ * The caching allocator's reserve follows the tensors allocated and freed within the step
+ * (activations, logits, gathered parameters): a fraction f of what it holds for them is free
+ * but unusable, so it holds f / (1 - f) bytes more than they occupy (docs/memory.md). Model
+ * states and buffers allocated once at time zero do not fragment. The reserve is soft: when
+ * cudaMalloc fails, PyTorch's allocator releases its cached blocks and retries
+ * (CUDACachingAllocator.cpp, release_cached_blocks), so it never takes more than the GPU has
+ * free; whether a run fits is decided by what is allocated.
+ */
+static inline bool churned(int cat)
+{
+    return cat == MC_ACT || cat == MC_LOGITS || cat == MC_GATHERED;
+}
+
 static void mem_apply(struct sim *sm, int ri, int cat, int64_t delta)
 {
     struct rank_result *rr = &sm->res->ranks[ri];
+    struct srank *r = &sm->r[ri];
     int64_t total;
 
     if (delta == 0)
         return;
     rr->cur[cat] += delta;
     assert(rr->cur[cat] >= 0 && "memory freed twice");
-    total = sm->r[ri].mem += delta;
+    if (churned(cat))
+        r->churn += delta;
+    if (r->churn > 0 || rr->cur[MC_RESERVE] > 0) {
+        int64_t reserve = llround(sm->reserve_per_byte * (double)r->churn);
+        int64_t room = sm->capacity - (r->mem + delta - rr->cur[MC_RESERVE]);
+
+        reserve = MAX(0, MIN(reserve, room));
+        delta += reserve - rr->cur[MC_RESERVE];
+        rr->cur[MC_RESERVE] = reserve;
+    }
+    total = r->mem += delta;
     if (total > rr->peak) {
         rr->peak = total;
         rr->peak_t = sm->eng.now;
@@ -1261,6 +1289,8 @@ int sim_run(const struct scenario *s, const struct layout *l, struct prog *const
     memset(&sm, 0, sizeof(sm));
     memset(res, 0, sizeof(*res));
     sm.sc = s;
+    sm.reserve_per_byte = s->train.fragmentation / (1 - s->train.fragmentation);
+    sm.capacity = (int64_t)s->hw.gpu.mem_bytes;
     sm.lay = l;
     sm.opts = opts;
     sm.res = res;

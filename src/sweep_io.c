@@ -33,6 +33,8 @@ static void underscores(char *buf)
     for (size_t i = 0; buf[i]; i++)
         if (buf[i] == ' ' || buf[i] == '/')
             buf[i] = '_';
+        else if (buf[i] >= 'A' && buf[i] <= 'Z')
+            buf[i] = (char)(buf[i] - 'A' + 'a');
 }
 
 /* Column name of a time category: "time_tp_comm_s". */

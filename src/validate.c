@@ -80,6 +80,7 @@ enum col {
     C_FSDP_REDUCE_DTYPE,
     C_ZERO3_GATHER,
     C_MODEL_CODE,
+    C_FRAGMENTATION,
     C_COUNT
 };
 
@@ -128,8 +129,10 @@ static const struct {
      * all), lora_double_quant and lora_paged_optimizer (0 | 1), offload (none |
      * optimizer | params), optimizer (adamw | adam8bit | sgd | adafactor),
      * master_weights (0 | 1), grad_dtype (fp32 | bf16 | fp16) and
-     * memory_overhead_gib (CUDA context and allocator reserve; 0 for a
-     * torch.cuda.max_memory_allocated figure). Empty = the scenario default.
+     * memory_overhead_gib (CUDA context and NCCL; 0 for a
+     * torch.cuda.max_memory_allocated figure) and memory_fragmentation (the
+     * caching allocator's free share, training.memory_fragmentation; 0 for an
+     * allocated-bytes figure). Empty = the scenario default.
      */
     [C_FINETUNE] = { "finetune", false },
     [C_LORA_RANK] = { "lora_rank", false },
@@ -163,6 +166,7 @@ static const struct {
     [C_FSDP_REDUCE_DTYPE] = { "fsdp_reduce_dtype", false },
     [C_ZERO3_GATHER] = { "zero3_gather", false },
     [C_MODEL_CODE] = { "model_code", false },
+    [C_FRAGMENTATION] = { "memory_fragmentation", false },
 };
 
 const char *validate_metric_name(enum validate_metric m)
@@ -358,6 +362,7 @@ static int fill_memory(struct rowctx *rc, struct training *tr)
         get_bool(rc, C_MASTER_WEIGHTS, tr->master_weights, &tr->master_weights) ||
         get_enum(rc, C_GRAD_DTYPE, "training.grad_dtype", tr->grad_dtype, &grad) ||
         get_number(rc, C_OVERHEAD, 0, INFINITY, ">= 0", &gib) ||
+        get_number(rc, C_FRAGMENTATION, 0, 0.9, "between 0 and 0.9", &tr->fragmentation) ||
         get_number(rc, C_LORA_DROPOUT, 0, 1, "between 0 and 1", &tr->lora.dropout))
         return -1;
     if (!isnan(gib))

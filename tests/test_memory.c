@@ -244,6 +244,49 @@ static double single_gpu_peak(const struct run *r)
     return r->peak_bytes - (double)rr->at_peak[MC_COMM];
 }
 
+/*
+ * The caching allocator's reserve (docs/memory.md): f / (1 - f) times the step's churned bytes
+ * (activations, logits, gathered parameters) at the peak; none with f = 0; and soft, never past
+ * the GPU's capacity: with f = 0.9 (9 bytes per churned byte) the GPT-2 run still fits, with
+ * the GPU shown full at its peak.
+ */
+static void test_memory_allocator_reserve(void **state)
+{
+    const char *f0[] = { "training.memory_fragmentation=0", NULL };
+    const char *f9[] = { "training.memory_fragmentation=0.9", NULL };
+    struct scenario *s = test_load("scenarios/gpt2_1gpu.yaml", NULL, NULL);
+    struct scenario *s0 = test_load("scenarios/gpt2_1gpu.yaml", NULL, f0);
+    struct scenario *s9 = test_load("scenarios/gpt2_1gpu.yaml", NULL, f9);
+    struct run r, r0, r9;
+    const int64_t *at;
+    double churn;
+
+    (void)state;
+    assert_near(s->train.fragmentation, 0.15, 1e-12);
+    test_simulate(s, false, &r);
+    test_simulate(s0, false, &r0);
+    test_simulate(s9, false, &r9);
+    at = r.sim.ranks[r.peak_idx].at_peak;
+    churn = (double)(at[MC_ACT] + at[MC_LOGITS] + at[MC_GATHERED]);
+    assert_true(churn > 0);
+    assert_near((double)at[MC_RESERVE], 0.15 / 0.85 * churn, 1);
+    assert_true(r.peak_bytes < r.capacity_bytes);
+    assert_int_equal(r0.sim.ranks[r0.peak_idx].at_peak[MC_RESERVE], 0);
+    assert_true(r0.sim.ranks[r0.peak_idx].cur[MC_RESERVE] == 0);
+    assert_true(r.peak_bytes > r0.peak_bytes);
+    at = r9.sim.ranks[r9.peak_idx].at_peak;
+    assert_true(9.0 * (double)(at[MC_ACT] + at[MC_LOGITS] + at[MC_GATHERED]) >
+                r9.capacity_bytes - r0.peak_bytes);
+    assert_true(r9.fits);
+    assert_near(r9.peak_bytes, r9.capacity_bytes, 1);
+    run_release(&r);
+    run_release(&r0);
+    run_release(&r9);
+    cfg_free(s);
+    cfg_free(s0);
+    cfg_free(s9);
+}
+
 /* Every byte is attributed: the categories at the peak sum to the reported peak, on every rank. */
 static void test_memory_categories_sum_to_peak(void **state)
 {
@@ -303,7 +346,8 @@ static void test_memory_lora_states_only_adapters(void **state)
 }
 
 /*
- * Measured peaks (torch.cuda.max_memory_allocated, so no context overhead) of
+ * Measured peaks (torch.cuda.max_memory_allocated, so no context overhead and no
+ * allocator reserve) of
  * LitGPT LoRA fine-tuning, r = 8 on q and v, bf16-true, on one A100-SXM4-40GB
  * with Alpaca's longest example (1,304 Llama 2 tokens), micro-batch 1
  * (LitGPT tutorials/resource-tables.md, 10/20/2023; tests/validation/memory.csv):
@@ -334,21 +378,14 @@ static void test_memory_litgpt_measured_peaks(void **state)
     (void)state;
     for (i = 0; i < ARRAY_LEN(rows); i++) {
         char wl[64], ft[64], dq[64];
-        const char *sets[] = { "hardware=dgx-a100-40g",
-                               wl,
-                               "training.seq_len=1304",
-                               "training.micro_batch=1",
-                               "training.global_batch=4",
-                               "training.master_weights=false",
-                               "training.grad_dtype=bf16",
-                               ft,
-                               "training.lora.rank=8",
-                               "training.lora.targets=[q,v]",
-                               "training.lora.dropout=0.05",
-                               dq,
-                               "training.memory_overhead=0 B",
-                               "parallelism.framework=pytorch",
-                               NULL };
+        const char *sets[] = { "hardware=dgx-a100-40g",         wl,
+                               "training.seq_len=1304",         "training.micro_batch=1",
+                               "training.global_batch=4",       "training.master_weights=false",
+                               "training.grad_dtype=bf16",      ft,
+                               "training.lora.rank=8",          "training.lora.targets=[q,v]",
+                               "training.lora.dropout=0.05",    dq,
+                               "training.memory_overhead=0 B",  "training.memory_fragmentation=0",
+                               "parallelism.framework=pytorch", NULL };
         struct scenario *s;
         struct run r;
         double err;
@@ -726,6 +763,7 @@ int main(void)
         cmocka_unit_test(test_memory_double_quant_saving),
         cmocka_unit_test(test_memory_hf_loss_three_fp32_copies),
         cmocka_unit_test(test_memory_peft_dropout_per_module),
+        cmocka_unit_test(test_memory_allocator_reserve),
         cmocka_unit_test(test_memory_qlora_constants_stay_whole),
         cmocka_unit_test(test_memory_qlora_zero3_load_peak),
         cmocka_unit_test(test_memory_litgpt_qlora_retains_last_inputs),
