@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "config_schema.h"
 #include "layout.h"
 #include "report.h"
 #include "run.h"
@@ -80,6 +81,9 @@ void plan_apply(const struct scenario *base, const struct plan_cand *c, struct s
     out->train.recompute = (enum recompute)c->recompute;
     if (c->recompute != RC_FULL)
         out->train.recompute_layers = 0;
+    /* Defaults that follow the layout (zero.overlap_comm with the stage, ddp.overlap with the
+     * framework model parallelism selects), unless the user gave them. */
+    cfg_derive_defaults(out, base->given);
 }
 
 /* ---- the builder probe: what is modelled, once per kind of candidate ------------------ */

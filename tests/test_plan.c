@@ -444,6 +444,45 @@ static void test_plan_describe(void **state)
 }
 
 /*
+ * A candidate gets the defaults that follow its layout, as a scenario written with that layout
+ * would: from a DDP base, a ZeRO-3 candidate overlaps its reductions (DeepSpeed's stage-3
+ * overlap_comm default) and, with the framework left to auto, a tp 2 candidate reduces after
+ * backward (Megatron's DDP, which auto selects under model parallelism); an overlap_comm the
+ * user gave is kept.
+ */
+static void test_plan_apply_rederives_defaults(void **state)
+{
+    static const char yaml[] = "name: plan_apply\n"
+                               "hardware: dgx-h100\n"
+                               "workload: llama2-7b\n"
+                               "cluster: {nodes: 1, gpus: 8}\n"
+                               "training: {seq_len: 2048, global_batch: 8}\n"
+                               "parallelism: {dp: 8}\n";
+    const char *off[] = { "zero.overlap_comm=false", NULL };
+    struct scenario *base = test_load("plan_apply.yaml", yaml, NULL);
+    struct scenario *given = test_load("plan_apply.yaml", yaml, off);
+    struct plan_cand z3 = { .gpus = 8, .nodes = 1, .dp = 8, .tp = 1, .pp = 1, .vpp = 1,
+                            .cp = 1, .ep = 1, .sharding = SHARD_ZERO3, .micro_batch = 1 };
+    struct plan_cand tp2 = z3;
+    struct scenario s;
+
+    (void)state;
+    tp2.dp = 4;
+    tp2.tp = 2;
+    tp2.sharding = SHARD_NONE;
+    assert_false(base->zero.overlap_comm);
+    assert_true(base->ddp.overlap);
+    plan_apply(base, &z3, &s);
+    assert_true(s.zero.overlap_comm);
+    plan_apply(given, &z3, &s);
+    assert_false(s.zero.overlap_comm);
+    plan_apply(base, &tp2, &s);
+    assert_false(s.ddp.overlap);
+    cfg_free(base);
+    cfg_free(given);
+}
+
+/*
  * Time to train by hand: 2e12 tokens at 1024 x 4096 tokens per step are 476,837.16 steps;
  * at 18 s per step 8,583,068.8 s; on 256 GPUs 610,351.6 GPU-hours, $1,525,878.9 at $2.5;
  * at 700 W per GPU 1.538e12 J.
@@ -478,6 +517,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_estimate_tracks_engine),
+        cmocka_unit_test(test_plan_apply_rederives_defaults),
         cmocka_unit_test(test_estimate_grad_accum_pass),
         cmocka_unit_test(test_estimate_zero3_per_param_sync),
         cmocka_unit_test(test_estimate_memo_consistent),
