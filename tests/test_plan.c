@@ -461,8 +461,16 @@ static void test_plan_apply_rederives_defaults(void **state)
     const char *off[] = { "zero.overlap_comm=false", NULL };
     struct scenario *base = test_load("plan_apply.yaml", yaml, NULL);
     struct scenario *given = test_load("plan_apply.yaml", yaml, off);
-    struct plan_cand z3 = { .gpus = 8, .nodes = 1, .dp = 8, .tp = 1, .pp = 1, .vpp = 1,
-                            .cp = 1, .ep = 1, .sharding = SHARD_ZERO3, .micro_batch = 1 };
+    struct plan_cand z3 = { .gpus = 8,
+                            .nodes = 1,
+                            .dp = 8,
+                            .tp = 1,
+                            .pp = 1,
+                            .vpp = 1,
+                            .cp = 1,
+                            .ep = 1,
+                            .sharding = SHARD_ZERO3,
+                            .micro_batch = 1 };
     struct plan_cand tp2 = z3;
     struct scenario s;
 
