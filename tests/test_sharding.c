@@ -353,10 +353,11 @@ static void test_sharding_zero3_ds2021_per_tensor(void **state)
 /*
  * 2021: every gather synchronizes the device, so nothing overlaps: the step
  * is at least compute plus data-parallel time (DeepSpeed 0.16's prefetch
- * overlaps them: less). PyTorch <= 1.8 list collectives add one zero fill and
- * one copy-out task per all-gather on the gather stream and one copy-in per
- * reduce-scatter on the reduction stream, each copy task world_size (64)
- * kernels of at least the `launch` cost.
+ * overlaps them: less). Each all-gather has three tasks on the gather stream
+ * (the zero fill, DeepSpeed's CPU loop of narrow views and PyTorch <= 1.8's
+ * copy-out of the list collective) and each reduce-scatter one copy-in on the
+ * reduction stream, each copy task world_size (64) kernels of at least the
+ * `launch` cost.
  */
 static void test_sharding_zero3_ds2021_serial_copies(void **state)
 {
@@ -389,7 +390,7 @@ static void test_sharding_zero3_ds2021_serial_copies(void **state)
         if (t->stream == ST_COMPUTE)
             assert_true((double)t->dur >= 64 * launch);
     }
-    assert_int_equal(on_gather, 2 * gathers);
+    assert_int_equal(on_gather, 3 * gathers);
     assert_int_equal(on_reduce, reduces);
     free_case(&now);
     free_case(&old);
@@ -425,6 +426,48 @@ static void test_sharding_zero3_recompute_regather(void **state)
         free_case(&none);
         free_case(&full);
     }
+}
+
+/*
+ * 2021: _allgather_param takes one narrow view per rank on the CPU after its
+ * torch.cuda.synchronize(), so every per-parameter all-gather waits for a
+ * world_size-view loop after its zero fill: 64 views on 64 ranks, between
+ * 1.05 and 1.5 us each (PyTorch #5388 and #29973 timings of a view op), none
+ * on one rank; the loop grows with world_size (24x from 64 to 1,536 ranks).
+ */
+static void test_sharding_zero3_ds2021_view_loop(void **state)
+{
+    struct sim_case old;
+    const struct prog *p;
+    sim_time loop = zero_ds2021_view_loop_time(64);
+    int i, j, gathers, waited = 0;
+
+    (void)state;
+    assert_int_equal(zero_ds2021_view_loop_time(1), 0);
+    assert_true(loop >= 64 * 1050 && loop <= 64 * 1500);
+    assert_int_equal(zero_ds2021_view_loop_time(1536), 24 * loop);
+    run_case(&old, "sharding_7b_64gpu", SYMMETRIC, "parallelism.sharding=zero3", PER_PARAM, NULL);
+    p = old.r.progs[0];
+    gathers = test_count_colls(p, COMM_DP, COLL_ALL_GATHER);
+    for (i = 0; i < p->ntasks; i++) {
+        const struct task *t = &p->tasks[i];
+        if (t->kind != TASK_COLL || t->comm != COMM_DP || t->op != COLL_ALL_GATHER)
+            continue;
+        for (j = 0; j < t->npred; j++) {
+            const struct task *v = &p->tasks[p->preds[t->pred0 + j]];
+            const struct task *fill;
+            if (v->kind != TASK_COMPUTE || v->stream != ST_DP_GATHER || v->dur != loop)
+                continue;
+            assert_int_equal(v->npred, 1);
+            fill = &p->tasks[p->preds[v->pred0]];
+            assert_true(fill->kind == TASK_COMPUTE && fill->stream == ST_DP_GATHER);
+            waited++;
+            break;
+        }
+    }
+    assert_true(gathers > 0);
+    assert_int_equal(waited, gathers);
+    free_case(&old);
 }
 
 /* ---- FSDP ----------------------------------------------------------------------------------- */
@@ -692,6 +735,7 @@ int main(void)
         cmocka_unit_test(test_sharding_zero3_ds2021_per_tensor),
         cmocka_unit_test(test_sharding_zero3_ds2021_serial_copies),
         cmocka_unit_test(test_sharding_zero3_recompute_regather),
+        cmocka_unit_test(test_sharding_zero3_ds2021_view_loop),
         cmocka_unit_test(test_sharding_fsdp_gathered_memory),
         cmocka_unit_test(test_sharding_fsdp_limiter),
         cmocka_unit_test(test_sharding_fsdp_backward_prefetch),

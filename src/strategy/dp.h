@@ -111,6 +111,16 @@ int offload_cpu_step(struct build *b, double params, int dep);
 /* Duration of offload_cpu_step() for `params` elements: params / host.adam_throughput. */
 sim_time offload_cpu_step_time(const struct scenario *s, double params);
 
+/* ---- DeepSpeed ZeRO (zero.c) ------------------------------------------------ */
+
+/*
+ * CPU time of the Python loop with which DeepSpeed of 2021 (zero.stage3_gather:
+ * per_param_sync) builds the all-gather's list of `world_size` narrow views
+ * before each parameter's all-gather, while the GPU waits: world_size x the
+ * measured cost of one PyTorch view op (zero.c); 0 for one rank.
+ */
+sim_time zero_ds2021_view_loop_time(int world_size);
+
 /* ---- traffic summary (for reports) ------------------------------------------ */
 
 struct dp_traffic {

@@ -70,10 +70,15 @@
  * followed by world_size copy-out kernels, one reduce-scatter per weight
  * gradient preceded by world_size copy-in kernels, and overlap_comm false
  * unless given (constants.py ZERO_OPTIMIZATION_OVERLAP_COMM_DEFAULT = False).
- * Not modelled: the CPU time of DeepSpeed's Python loops over world_size
- * (narrow views, get_rank) and of kernel launches beyond the kernels' own
- * `launch` cost, for which no measured per-rank figure was found; the one
- * parameter the 2021 coordinator
+ * _allgather_param builds its list in Python after the synchronize, one
+ * flat_tensor.narrow() view per rank, while the GPU waits: world_size views
+ * at the measured CPU cost of a PyTorch view (zero_ds2021_view_loop_time()).
+ * Not modelled: the rest of that loop (get_rank(group) per rank, append),
+ * for which no measured figure was found; the loop building reduce_scatter's
+ * input views (_reduce_scatter_gradient), which no synchronize precedes, so
+ * it runs while kernels issued before it (the backward, earlier reductions
+ * launched with async_op=True) execute; host time of kernel launches beyond
+ * the kernels' own `launch` cost; the one parameter the 2021 coordinator
  * prefetched (stage3_prefetch_bucket_size 5e7 is below one weight matrix) and
  * could overlap with the sub-module before it is not represented at unit
  * granularity, so compute and gathers are fully serial here.
@@ -128,6 +133,20 @@ static double param_elem_bytes(const struct scenario *s)
 
     memory_state_bytes(s, &sb);
     return sb.params;
+}
+
+/*
+ * CPU time of one view op (narrow, select) called from Python, PyTorch of
+ * 2018-2019: issue #29973 (PyTorch 1.3, Nov 2019) times 32 x 512
+ * `matrix[i][j]` double indexings at 50.3 ms, 3.07 us each, i.e. 1.5 us per
+ * view; issue #5388 (Feb 2018) `x[0]` at 1.05 us. Measured on the reporters'
+ * CPUs, not on Selene's EPYC 7742; no figure for PyTorch 1.8 was found.
+ */
+#define TORCH_VIEW_NS 1500
+
+sim_time zero_ds2021_view_loop_time(int world_size)
+{
+    return world_size > 1 ? (sim_time)world_size * TORCH_VIEW_NS : 0;
 }
 
 /* ---- gradient reduction (all stages) ------------------------------------------------------ */
@@ -448,8 +467,10 @@ static void zero3_init(struct build *b)
  * DeepSpeed 2021: gather unit ui's weight tensors (only those a recompute
  * released when `again`) one at a time, `bytes` in all, after task `dep`:
  * each waits for everything issued before it (torch.cuda.synchronize), fills
- * a fresh buffer with zeros, all-gathers it and copies the world_size pieces
- * out. Returns the last copy-out; *first receives the first task.
+ * a fresh buffer with zeros, takes world_size narrow views of it on the CPU
+ * (the GPU idle after the synchronize), all-gathers it and copies the
+ * world_size pieces out. Returns the last copy-out; *first receives the
+ * first task.
  */
 static int fetch_tensors(struct build *b, struct zero *z, int ui, bool again, double bytes, int dep,
                          int *first)
@@ -461,7 +482,7 @@ static int fetch_tensors(struct build *b, struct zero *z, int ui, bool again, do
     *first = -1;
     for (i = 0; i < u->ntensors; i++) {
         double part = bytes * u->share[i];
-        int fill;
+        int fill, views;
 
         if (part <= 0 || (again && !u->regather[i]))
             continue;
@@ -474,9 +495,12 @@ static int fetch_tensors(struct build *b, struct zero *z, int ui, bool again, do
             prog_dep(p, fill, z->pg.last);
         if (*first < 0)
             *first = fill;
+        views = prog_compute(p, ST_DP_GATHER, TC_COMM_DP, zero_ds2021_view_loop_time(z->pg.size),
+                             prog_label(p, "narrow views on the CPU, unit %d", ui), -1);
+        prog_dep(p, views, fill);
         t = dp_pg_coll(b, &z->pg, ST_DP_GATHER, COLL_ALL_GATHER, part,
                        again ? "re-fetch unit %d, one tensor" : "fetch unit %d, one tensor", ui,
-                       fill);
+                       views);
         t = list_copies(b, z, ST_DP_GATHER, part, "all-gather copy-out unit %d", ui, t);
     }
     return t;
