@@ -126,3 +126,41 @@ sim_time cost_attn_impl_bwd_extra(const struct gpu_spec *gpu, const struct effic
            /* split_with_sizes_backward: torch.cat(dq, dk, dv) into d(Wqkv output) */
            cost_membound(gpu, eff, 2 * p * qkv_elems);
 }
+
+/*
+ * Fraction of the memory-bound rate (HBM x mem_bw) Megatron's fused softmax
+ * kernels reach, from FlashAttention App. E.6 (arXiv:2205.14135), which times
+ * Megatron's attention core on an A100 40GB (fp16, batch 16, 8 heads of 64,
+ * padding mask, no dropout; tests/validation/hw_microbench.csv). At sequence
+ * 2048, Table 12 gives 5.80 ms forward and Table 13 6.49 ms backward. Taking
+ * away the batched GEMMs as cost_gemm() prices them on the 40 GB calibration
+ * (0.899 ms each: 2 forward, 4 backward) and the 0.057 ms output layout copy
+ * leaves the softmax: forward 3.945 ms for 5.37e8 scores x 4 B = 0.544 TB/s,
+ * 0.427 of 1555 GB/s x 0.8192; backward 2.894 ms for 6 B each = 1.113 TB/s,
+ * 0.874. (The [b, 1, s, s] mask is shared by the heads of a sample and read
+ * from L2; it is not counted.) The forward is far from bandwidth-bound: its
+ * two reductions over a 2048-element row in registers keep few warps in
+ * flight. Sequence 1024 of the same tables checks the fractions (test_cost.c).
+ */
+#define SOFTMAX_FWD_FRAC 0.43
+#define SOFTMAX_BWD_FRAC 0.87
+
+sim_time cost_fused_softmax(const struct gpu_spec *gpu, const struct efficiency *eff, double elems,
+                            double p, bool causal, bool backward)
+{
+    /*
+     * scaled_upper_triang_masked_softmax loads where element_index < row + 1,
+     * half of each row, and writes every element: the bytes moved, at the
+     * measured fraction, set the time in both directions. (Keeping the padded
+     * kernel's time per score in the forward, as if its loads cost nothing,
+     * moves SC'21 Table 1 by +1 to +3 % but KOR22 Table 4's selective layer
+     * to 8.4 % over the measurement; docs/model.md.)
+     */
+    double read = causal ? 0.5 : 1.0;
+    double bytes = backward ? (2 * read + 1) * p * elems : (read + 1) * p * elems;
+    double frac = backward ? SOFTMAX_BWD_FRAC : SOFTMAX_FWD_FRAC;
+
+    if (elems <= 0)
+        return 0;
+    return eff->launch + ns_from_s(bytes / (gpu->mem_bw_Bps * eff->mem_bw * frac));
+}

@@ -71,6 +71,22 @@ sim_time cost_attn_impl_bwd_extra(const struct gpu_spec *gpu, const struct effic
 sim_time cost_flash_attention(const struct gpu_spec *gpu, const struct efficiency *eff,
                               enum dtype dt, enum attn_impl impl, double flops, double bytes);
 
+/*
+ * Megatron's fused scale-mask-softmax kernels (megatron/fused_kernels/
+ * scaled_masked_softmax.h, scaled_upper_triang_masked_softmax.h): one warp per
+ * row, the row held in registers. Forward reads the 16-bit scores and writes
+ * the probabilities; backward reads the output gradient and the probabilities
+ * and writes the input gradient in place. The causal (upper-triangular) kernel
+ * loads only the elements at or below the diagonal, half of each row on
+ * average, and still writes every element. Time of `elems` scores of `p`
+ * bytes: those bytes at the fraction of the memory-bound rate these kernels
+ * were measured to reach on A100 (cost.c: FlashAttention App. E.6, Tables 12
+ * and 13): forward 2p per score (1.5p causal) at 0.43, backward 3p (2p
+ * causal) at 0.87.
+ */
+sim_time cost_fused_softmax(const struct gpu_spec *gpu, const struct efficiency *eff, double elems,
+                            double p, bool causal, bool backward);
+
 /* Peak FLOP/s for a dtype; falls back to bf16/fp16 when the dtype has no figure. */
 double cost_peak_flops(const struct gpu_spec *gpu, enum dtype dt);
 

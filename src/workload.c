@@ -286,6 +286,51 @@ static void residual_op(const struct ctx *c, struct op *ops, int *n, const char 
     membound(c, o, 3 * act + mask, mask);
 }
 
+/*
+ * The unfused attention's softmax over `probs` scores, then its dropout, as
+ * separate kernels (Megatron CoreAttention / ParallelAttention: `attention_probs
+ * = self.scale_mask_softmax(...)`, then `self.attention_dropout(attention_probs)`,
+ * a torch.nn.Dropout; Hugging Face eager attention the same).
+ * - Softmax: Megatron's fused causal kernel (cost_fused_softmax(), measured
+ *   efficiency); eager code PyTorch's softmax, reading and writing full rows
+ *   forward, reading the output gradient and output and writing the input
+ *   gradient backward (3p per score, not twice the forward). It saves its
+ *   output for its own backward (KOR22 §4.1: 2as^2b).
+ * - Dropout: PyTorch's fused_dropout kernel reads the probabilities and writes
+ *   the dropped copy and a 1-byte mask; its backward (_masked_scale) reads the
+ *   gradient and the mask and writes the input gradient: 2p + 1 bytes per
+ *   score each way. It saves the mask and its output (the AV GEMM's input;
+ *   KOR22: as^2b + 2as^2b). FlashAttention App. E.6 measures this kernel on an
+ *   A100 40GB: with dropout minus without, at batch 16, 8 heads, sequence 2048,
+ *   +2.24 to +2.28 ms forward and +1.94 to +1.95 ms backward (Tables 15/18,
+ *   16/19; PyTorch and Megatron rows); 5 B per score at the stream rate gives
+ *   2.11 ms each way (test_workload.c).
+ */
+static void softmax_ops(const struct ctx *c, struct op *ops, int *n, double probs)
+{
+    double p = c->p;
+    struct op *o = add_op(ops, n, MAX_OPS, "softmax", OP_MEM, PART_ATTN, SEG_CORE);
+
+    o->bytes = 2 * p * probs;
+    if (c->eager) {
+        o->t_fwd = cost_membound(c->gpu, c->eff, 2 * p * probs);
+        o->t_dgrad = cost_membound(c->gpu, c->eff, 3 * p * probs);
+    } else {
+        o->t_fwd = cost_fused_softmax(c->gpu, c->eff, probs, p, true, false);
+        o->t_dgrad = cost_fused_softmax(c->gpu, c->eff, probs, p, true, true);
+    }
+    o->saved = p * probs;
+    o->core = true;
+    if (!c->s->model.dropout)
+        return;
+    o = add_op(ops, n, MAX_OPS, "attn_dropout", OP_MEM, PART_ATTN, SEG_CORE);
+    o->bytes = (2 * p + 1) * probs;
+    o->t_fwd = cost_membound(c->gpu, c->eff, (2 * p + 1) * probs);
+    o->t_dgrad = o->t_fwd;
+    o->saved = (p + 1) * probs;
+    o->core = true;
+}
+
 static void attention_ops(const struct ctx *c, const struct shard *sh, struct layer_cost *lc)
 {
     const struct model *m = &c->s->model;
@@ -355,17 +400,13 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
     } else {
         /* Unfused: batched QK^T, scale-mask-softmax (+dropout), batched AV (KOR22 §4.1). */
         double probs = b * heads * sq * sk;
-        double mask = m->dropout ? probs : 0;
         o = add_op(ops, n, MAX_OPS, "attn_scores", OP_GEMM, PART_ATTN, SEG_CORE);
         gemm(c, o, sq, sk, d, b * heads, p * T * (q + kv));
         o->t_wgrad = 0; /* no weights: both backward GEMMs are input gradients */
         o->t_dgrad = 2 * cost_gemm(c->gpu, c->eff, c->dt, sq, d, sk, b * heads);
         o->core = true;
         o->kept = o->saved; /* Q and K are the recomputation's inputs (KOR22 §5) */
-        o = add_op(ops, n, MAX_OPS, "softmax_dropout", OP_MEM, PART_ATTN, SEG_CORE);
-        membound(c, o, p * probs * 2 + mask + (m->dropout ? p * probs : 0),
-                 p * probs + mask + (m->dropout ? p * probs : 0));
-        o->core = true;
+        softmax_ops(c, ops, n, probs);
         o = add_op(ops, n, MAX_OPS, "attn_values", OP_GEMM, PART_ATTN, SEG_CORE);
         gemm(c, o, sq, d, sk, b * heads, p * T * kv);
         o->t_wgrad = 0;

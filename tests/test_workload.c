@@ -473,6 +473,47 @@ static void test_workload_megatron_bias_and_layout_copies(void **state)
 }
 
 /*
+ * The attention dropout is its own kernel: 2p + 1 bytes per score each way
+ * (read, write, 1-byte mask; backward read gradient and mask, write). On an
+ * A100 40GB at batch 16, 8 heads of 64, fp16 (FlashAttention arXiv:2205.14135
+ * App. E.6, dropout minus no dropout, PyTorch and Megatron rows of Tables
+ * 15/18 and 16/19): sequence 2048 forward +2.24 / +2.28 ms, backward +1.95 /
+ * +1.94 ms; sequence 1024 forward +0.53 / +0.55 ms. Each within 10 %. Without
+ * dropout the op is absent and the saved bytes drop by the mask and the copy.
+ */
+static void test_workload_attention_dropout_fa1(void **state)
+{
+    static const double rows[][3] = { { 2048, 2.26, 1.945 }, { 1024, 0.54, 0 } };
+    struct hardware *hw = cfg_load_hardware("dgx-a100-40g", stderr);
+    struct scenario sc, nodrop;
+    struct layer_cost a, b;
+    const struct op *o;
+    size_t i;
+
+    (void)state;
+    assert_non_null(hw);
+    for (i = 0; i < ARRAY_LEN(rows); i++) {
+        double s = rows[i][0], probs = 16 * 8 * s * s;
+
+        gpt(&sc, 512, 8, (int)s, 16, 1, false, ATTN_STANDARD);
+        sc.hw = *hw;
+        layer_of(&sc, &a);
+        o = find_op(&a, "attn_dropout");
+        assert_rel(o->bytes, 5 * probs, 1e-12);
+        assert_rel(o->t_fwd / 1e6, rows[i][1], 0.10);
+        if (rows[i][2] > 0)
+            assert_rel(o->t_dgrad / 1e6, rows[i][2], 0.10);
+        assert_rel(o->saved, 3 * probs, 1e-12);
+        nodrop = sc;
+        nodrop.model.dropout = false;
+        layer_of(&nodrop, &b);
+        assert_false(has_op(&b, "attn_dropout"));
+        assert_rel(find_op(&b, "softmax")->saved, 2 * probs, 1e-12);
+    }
+    cfg_free_hw(hw);
+}
+
+/*
  * Megatron's vocabulary-parallel cross-entropy: the 16-bit logits are copied to fp32 and
  * passed over by max, sub, exp, sum and div (p + 4 + 36 B per logit forward), then mul and
  * the cast back (8 + 4 + p B backward); eager PyTorch keeps the single fused pass (p + 8 B).
@@ -631,6 +672,7 @@ int main(void)
         cmocka_unit_test(test_workload_qlora_dequantizes),
         cmocka_unit_test(test_workload_bias_gradient_reads_output),
         cmocka_unit_test(test_workload_megatron_bias_and_layout_copies),
+        cmocka_unit_test(test_workload_attention_dropout_fa1),
         cmocka_unit_test(test_workload_megatron_cross_entropy_passes),
         cmocka_unit_test(test_workload_fused_cross_entropy_keeps_16bit_logits),
         cmocka_unit_test(test_workload_triton_attention_slower),
