@@ -217,10 +217,11 @@ static void print_breakdown(FILE *f, const struct run *r)
     fprintf(f, "  %-20s %10s\n", "total = peak", mem);
     fmt_mem(r->capacity_bytes, mem, sizeof(mem));
     fmt_mem(fabs(r->capacity_bytes - r->peak_bytes), buf, sizeof(buf));
-    if (r->fits)
+    if (r->fits) {
         fprintf(f, "\nFits: %s free of %s (%.0f %% headroom)\n", buf, mem,
                 100 * (r->capacity_bytes - r->peak_bytes) / r->capacity_bytes);
-    else
+        report_reserve_note(f, r);
+    } else
         fprintf(f, "\nDoes NOT fit: %s more than the %s of a %s\n", buf, mem, s->hw.gpu.model);
     host = host_bytes_per_gpu(s);
     if (host > 0) {

@@ -78,6 +78,7 @@ static void rank_json(cJSON *arr, const struct rank_result *rr)
     mem = obj(o, "memory");
     cJSON_AddNumberToObject(mem, "peak_bytes", (double)rr->peak);
     cJSON_AddNumberToObject(mem, "peak_time_s", (double)rr->peak_t / NS_PER_S);
+    cJSON_AddNumberToObject(mem, "reserve_short_bytes", (double)rr->reserve_short);
     at = obj(mem, "at_peak_bytes");
     for (c = 0; c < MC_COUNT; c++)
         cJSON_AddNumberToObject(at, mcat_name(c), (double)rr->at_peak[c]);

@@ -306,6 +306,7 @@ static void memory_section(FILE *f, const struct run *r)
         fprintf(f, "  -> fits, %s free\n", head);
     else
         fprintf(f, "  -> OUT OF MEMORY by %s\n", head);
+    report_reserve_note(f, r);
     for (c = 0; c < MC_COUNT; c++) {
         if (rr->at_peak[c] == 0)
             continue;
@@ -313,6 +314,21 @@ static void memory_section(FILE *f, const struct run *r)
         fprintf(f, "  %-20s %10s  %5.1f %%\n", mcat_name(c), buf,
                 100.0 * (double)rr->at_peak[c] / r->peak_bytes);
     }
+}
+
+void report_reserve_note(FILE *f, const struct run *r)
+{
+    char buf[32];
+
+    if (!r->fits || !(r->reserve_short_bytes > 0))
+        return;
+    fmt_bytes(r->reserve_short_bytes, buf, sizeof(buf));
+    fprintf(f,
+            "  note: tight: the allocator's usual reserve (training.memory_fragmentation) is %s\n"
+            "        more than the GPU has free. PyTorch releases its cached blocks and retries a\n"
+            "        failed cudaMalloc, but a fragmented pool can still run out of memory: leave\n"
+            "        headroom, or try PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True.\n",
+            buf);
 }
 
 static void stage_section(FILE *f, const struct run *r)

@@ -23,6 +23,13 @@ void report_text(FILE *f, const struct run *r);
 void report_breakdown(const struct run *r, double out[TC_COUNT]);
 void report_fmt_time(double seconds, char *buf, size_t n);
 
+/*
+ * When a run fits only because the caching allocator's usual reserve was cut to what the GPU
+ * had free (run.reserve_short_bytes > 0), a note saying by how much and what it risks;
+ * nothing otherwise.
+ */
+void report_reserve_note(FILE *f, const struct run *r);
+
 /* Data-parallel traffic per GPU per step, averaged over the simulated ranks (report.c). */
 struct report_dp {
     double volume_bytes; /* collective sizes, all-reduce twice (ZeRO §7 counting), bytes */

@@ -31,6 +31,9 @@ static void metrics(struct run *r)
     }
     r->capacity_bytes = s->hw.gpu.mem_bytes;
     r->fits = r->peak_bytes <= r->capacity_bytes;
+    r->reserve_short_bytes = 0;
+    for (i = 0; i < r->sim.nranks; i++)
+        r->reserve_short_bytes = MAX(r->reserve_short_bytes, (double)r->sim.ranks[i].reserve_short);
 }
 
 int run_scenario(const struct scenario *s, const struct sim_opts *opts, struct run *out,

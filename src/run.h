@@ -30,6 +30,7 @@ struct run {
     double peak_bytes;
     double capacity_bytes;
     bool fits;
+    double reserve_short_bytes; /* most allocator reserve a rank had no room for (0 = none) */
 };
 
 int run_scenario(const struct scenario *s, const struct sim_opts *opts, struct run *out,

@@ -411,10 +411,12 @@ static void mem_apply(struct sim *sm, int ri, int cat, int64_t delta)
     if (churned(cat))
         r->churn += delta;
     if (r->churn > 0 || rr->cur[MC_RESERVE] > 0) {
-        int64_t reserve = llround(sm->reserve_per_byte * (double)r->churn);
+        int64_t want = llround(sm->reserve_per_byte * (double)r->churn);
         int64_t room = sm->capacity - (r->mem + delta - rr->cur[MC_RESERVE]);
+        int64_t reserve = MAX(0, MIN(want, room));
 
-        reserve = MAX(0, MIN(reserve, room));
+        if (room >= 0 && want - reserve > rr->reserve_short)
+            rr->reserve_short = want - reserve;
         delta += reserve - rr->cur[MC_RESERVE];
         rr->cur[MC_RESERVE] = reserve;
     }

@@ -67,6 +67,7 @@ struct rank_result {
     int64_t peak;                       /* peak bytes allocated */
     sim_time peak_t;
     int64_t at_peak[MC_COUNT]; /* per-category bytes at the peak */
+    int64_t reserve_short;     /* most allocator reserve the GPU had no room for (sim.c) */
     int64_t cur[MC_COUNT];     /* bytes per category at the end of the step */
     struct mem_sample *tl;     /* memory timeline (trace mode) */
     size_t ntl, cap_tl;

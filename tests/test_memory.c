@@ -20,6 +20,7 @@
 #include "config.h"
 #include "config_schema.h"
 #include "memory.h"
+#include "report.h"
 #include "run.h"
 #include "workload.h"
 
@@ -248,7 +249,7 @@ static double single_gpu_peak(const struct run *r)
  * The caching allocator's reserve (docs/memory.md): f / (1 - f) times the step's churned bytes
  * (activations, logits, gathered parameters) at the peak; none with f = 0; and soft, never past
  * the GPU's capacity: with f = 0.9 (9 bytes per churned byte) the GPT-2 run still fits, with
- * the GPU shown full at its peak.
+ * the GPU shown full at its peak, the shortfall recorded and the report's note saying so.
  */
 static void test_memory_allocator_reserve(void **state)
 {
@@ -279,6 +280,23 @@ static void test_memory_allocator_reserve(void **state)
                 r9.capacity_bytes - r0.peak_bytes);
     assert_true(r9.fits);
     assert_near(r9.peak_bytes, r9.capacity_bytes, 1);
+    assert_false(r.reserve_short_bytes > 0);
+    assert_true(r9.reserve_short_bytes > 0);
+    {
+        char text[4096];
+        FILE *f = tmpfile();
+        size_t n;
+
+        assert_non_null(f);
+        report_reserve_note(f, &r);
+        assert_true(ftell(f) == 0);
+        report_reserve_note(f, &r9);
+        rewind(f);
+        n = fread(text, 1, sizeof(text) - 1, f);
+        text[n] = '\0';
+        fclose(f);
+        assert_non_null(strstr(text, "note: tight"));
+    }
     run_release(&r);
     run_release(&r0);
     run_release(&r9);
