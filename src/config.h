@@ -70,6 +70,8 @@ struct efficiency {
     double attn_flash;     /* fused (Flash) attention throughput / peak, fraction */
     double attn_standard;  /* unfused attention (GEMMs + softmax) / peak, fraction */
     double mem_bw;         /* achieved / peak memory bandwidth for memory-bound ops */
+    double softmax_fwd;    /* Megatron fused softmax forward / memory-bound rate, fraction */
+    double softmax_bwd;    /* ... backward */
     sim_time launch;       /* per-kernel launch and scheduling overhead, ns */
 };
 

@@ -226,6 +226,10 @@ static const struct field efficiency_rows[] = {
       .doc = "unfused attention throughput / peak" },
     { NUM("mem_bw", struct efficiency, mem_bw, 0, 1, "0.85"),
       .doc = "achieved / peak memory bandwidth of memory-bound kernels" },
+    { NUM("softmax_fwd", struct efficiency, softmax_fwd, 0, 1, "0.43"),
+      .doc = "Megatron fused softmax forward, fraction of the memory-bound rate" },
+    { NUM("softmax_bwd", struct efficiency, softmax_bwd, 0, 1, "0.87"),
+      .doc = "Megatron fused softmax backward, fraction of the memory-bound rate" },
     { QTY("launch", struct efficiency, launch, UNIT_TIME, "4 us"), .flags = F_ZERO_OK,
       .doc = "per-kernel launch overhead" },
 };

@@ -13,7 +13,9 @@ void cost_default_efficiency(struct efficiency *eff)
     eff->attn_flash = 0.50;    /* FA2: 50-73 % of A100 peak (formulas.md §6.3) */
     eff->attn_standard = 0.25; /* unfused PyTorch attention (hw_microbench.csv: 46/312 A100) */
     eff->mem_bw = 0.85;        /* stream copy 2.90/3.35 H100, 1.61/2.039 A100 (hw_microbench) */
-    eff->launch = 4000;        /* typical kernel launch + dependency overhead, ns */
+    eff->softmax_fwd = 0.43;   /* Megatron fused softmax, FlashAttention App. E.6 (below) */
+    eff->softmax_bwd = 0.87;
+    eff->launch = 4000; /* typical kernel launch + dependency overhead, ns */
 }
 
 double cost_peak_flops(const struct gpu_spec *gpu, enum dtype dt)
@@ -129,22 +131,18 @@ sim_time cost_attn_impl_bwd_extra(const struct gpu_spec *gpu, const struct effic
 
 /*
  * Fraction of the memory-bound rate (HBM x mem_bw) Megatron's fused softmax
- * kernels reach, from FlashAttention App. E.6 (arXiv:2205.14135), which times
- * Megatron's attention core on an A100 40GB (fp16, batch 16, 8 heads of 64,
- * padding mask, no dropout; tests/validation/hw_microbench.csv). At sequence
- * 2048, Table 12 gives 5.80 ms forward and Table 13 6.49 ms backward. Taking
- * away the batched GEMMs as cost_gemm() prices them on the 40 GB calibration
- * (0.899 ms each: 2 forward, 4 backward) and the 0.057 ms output layout copy
- * leaves the softmax: forward 3.945 ms for 5.37e8 scores x 4 B = 0.544 TB/s,
- * 0.427 of 1555 GB/s x 0.8192; backward 2.894 ms for 6 B each = 1.113 TB/s,
- * 0.874. (The [b, 1, s, s] mask is shared by the heads of a sample and read
- * from L2; it is not counted.) The forward is far from bandwidth-bound: its
- * two reductions over a 2048-element row in registers keep few warps in
- * flight. Sequence 1024 of the same tables checks the fractions (test_cost.c).
+ * kernels reach (the defaults of efficiency.softmax_fwd / softmax_bwd), from
+ * FlashAttention App. E.6 (arXiv:2205.14135), which times Megatron's attention core on an A100 40GB
+ * (fp16, batch 16, 8 heads of 64, padding mask, no dropout; tests/validation/hw_microbench.csv). At
+ * sequence 2048, Table 12 gives 5.80 ms forward and Table 13 6.49 ms backward. Taking away the
+ * batched GEMMs as cost_gemm() prices them on the 40 GB calibration (0.899 ms each: 2 forward, 4
+ * backward) and the 0.057 ms output layout copy leaves the softmax: forward 3.945 ms for 5.37e8
+ * scores x 4 B = 0.544 TB/s, 0.427 of 1555 GB/s x 0.8192; backward 2.894 ms for 6 B each = 1.113
+ * TB/s, 0.874. (The [b, 1, s, s] mask is shared by the heads of a sample and read from L2; it is
+ * not counted.) The forward is far from bandwidth-bound: its two reductions over a 2048-element row
+ * in registers keep few warps in flight. Sequence 1024 of the same tables checks the fractions
+ * (test_cost.c).
  */
-#define SOFTMAX_FWD_FRAC 0.43
-#define SOFTMAX_BWD_FRAC 0.87
-
 sim_time cost_fused_softmax(const struct gpu_spec *gpu, const struct efficiency *eff, double elems,
                             double p, bool causal, bool backward)
 {
@@ -158,7 +156,7 @@ sim_time cost_fused_softmax(const struct gpu_spec *gpu, const struct efficiency 
      */
     double read = causal ? 0.5 : 1.0;
     double bytes = backward ? (2 * read + 1) * p * elems : (read + 1) * p * elems;
-    double frac = backward ? SOFTMAX_BWD_FRAC : SOFTMAX_FWD_FRAC;
+    double frac = backward ? eff->softmax_bwd : eff->softmax_fwd;
 
     if (elems <= 0)
         return 0;

@@ -224,6 +224,8 @@ static void test_cfg_efficiency_defaults_match_cost(void **state)
     assert_near(hw->eff.attn_flash, want.attn_flash);
     assert_near(hw->eff.attn_standard, want.attn_standard);
     assert_near(hw->eff.mem_bw, want.mem_bw);
+    assert_near(hw->eff.softmax_fwd, want.softmax_fwd);
+    assert_near(hw->eff.softmax_bwd, want.softmax_bwd);
     assert_int_equal(hw->eff.launch, want.launch);
     cfg_free_hw(hw);
 }
