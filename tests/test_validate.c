@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fit.h"
 #include "validate.h"
 
 /* ---- test doubles ---------------------------------------------------------------- */
@@ -615,13 +616,6 @@ static void test_validate_json(void **state)
 
 /* ---- the CI guard on the shipped validation runs ------------------------------------ */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return (x > y) - (x < y);
-}
-
 /*
  * `simtrain validate tests/validation/runs.csv` with the real simulator: every row gets a
  * line, and each statistic listed in tests/validation/thresholds.txt (GROUP METRIC STAT MAX,
@@ -696,8 +690,7 @@ static void test_validate_runs_csv_within_thresholds(void **state)
                 (!strncmp(rep.rows[i].id, "sc21-t1-", 8) || !strncmp(rep.rows[i].id, "k22-t5-", 7)))
                 err[n++] = fabs(rep.rows[i].error_pct);
         assert_int_equal(n, 18);
-        qsort(err, (size_t)n, sizeof(err[0]), cmp_double);
-        med = (err[n / 2 - 1] + err[n / 2]) / 2;
+        med = fit_quantile(err, n, 0.5); /* sorts err */
         if (med > 5 || err[n - 1] > 10)
             fail_msg("SC'21 Table 1 + KOR22 Table 5: median %.2f %%, max %.2f %% (target 5 / 10)",
                      med, err[n - 1]);
