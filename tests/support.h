@@ -12,9 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "config_schema.h"
-#include "prog.h"
-#include "run.h"
+#include "config/schema.h"
+#include "prog/prog.h"
+#include "run/run.h"
 
 /*
  * The scenario of file `path`, or of YAML `text` named `path` in diagnostics when text is not

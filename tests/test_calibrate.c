@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calibrate.h"
-#include "cost.h"
+#include "fit/calibrate.h"
+#include "model/cost.h"
 
 #define HEADER                                                                                     \
     "kernel,shape,bytes,dtype,gpu,gpus,nodes,algo,proto,time_us,tflops,gbps,date,source\n"

@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "collective.h"
-#include "flow.h"
+#include "net/collective.h"
+#include "net/flow.h"
 
 #define GiB (1024.0 * 1024 * 1024)
 #define MiB (1024.0 * 1024)

@@ -19,10 +19,10 @@
 
 #include <cmocka.h>
 
-#include "config.h"
-#include "config_schema.h"
-#include "cost.h"
-#include "util.h"
+#include "config/config.h"
+#include "config/schema.h"
+#include "model/cost.h"
+#include "base/util.h"
 
 #define GiB 1073741824.0
 

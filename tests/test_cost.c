@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "config.h"
-#include "cost.h"
+#include "config/config.h"
+#include "model/cost.h"
 
 #define DATA(rel) SIMTRAIN_SOURCE_DIR "/" rel
 

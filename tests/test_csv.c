@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "csv.h"
+#include "base/csv.h"
 
 static struct csv_table *parse(const char *text, struct csv_error *err)
 {

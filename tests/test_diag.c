@@ -8,8 +8,8 @@
 
 #include <cmocka.h>
 
-#include "diag.h"
-#include "util.h"
+#include "base/diag.h"
+#include "base/util.h"
 
 /* Everything written to f since it was opened, as a heap string. */
 static char *slurp(FILE *f)

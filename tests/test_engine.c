@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "engine.h"
+#include "engine/engine.h"
 
 struct ref {
     sim_time t;

@@ -7,8 +7,8 @@
 
 #include <math.h>
 
-#include "fit.h"
-#include "util.h"
+#include "fit/fit.h"
+#include "base/util.h"
 
 struct expdata {
     double t[40], y[40];

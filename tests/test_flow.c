@@ -8,8 +8,8 @@
 
 #include <cmocka.h>
 
-#include "flow.h"
-#include "util.h"
+#include "net/flow.h"
+#include "base/util.h"
 
 /* a equals b to 1e-9 relative */
 static int rel_eq(double a, double b)

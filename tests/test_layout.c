@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "layout.h"
+#include "model/layout.h"
 
 /* A scenario carrying only what layout_init reads. */
 static void make(struct scenario *s, int tp, int cp, int dp, int pp, int ep, const char *order)

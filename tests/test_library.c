@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "config.h"
-#include "workload.h"
+#include "config/config.h"
+#include "model/workload.h"
 
 #define DATA(rel) SIMTRAIN_SOURCE_DIR "/" rel
 

@@ -17,12 +17,12 @@
 
 #include "support.h"
 
-#include "config.h"
-#include "config_schema.h"
-#include "memory.h"
-#include "report.h"
-#include "run.h"
-#include "workload.h"
+#include "config/config.h"
+#include "config/schema.h"
+#include "model/memory.h"
+#include "report/report.h"
+#include "run/run.h"
+#include "model/workload.h"
 
 #define GB  1e9
 #define GIB (1024.0 * 1024.0 * 1024.0)

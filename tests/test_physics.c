@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "config.h"
-#include "config_schema.h"
-#include "run.h"
+#include "config/config.h"
+#include "config/schema.h"
+#include "run/run.h"
 
 struct step {
     double step_s;

@@ -20,10 +20,10 @@
 
 #include "support.h"
 
-#include "config_schema.h"
-#include "run.h"
-#include "strategy.h"
-#include "workload.h"
+#include "config/schema.h"
+#include "run/run.h"
+#include "strategy/strategy.h"
+#include "model/workload.h"
 
 #define BASE                                                                                       \
     "hardware: dgx-h100\n"                                                                         \

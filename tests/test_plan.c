@@ -14,10 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "estimate.h"
-#include "plan.h"
-#include "run.h"
+#include "config/config.h"
+#include "whatif/estimate.h"
+#include "whatif/plan.h"
+#include "run/run.h"
 #include "support.h"
 
 /* tiny-llama (8 layers, 8 heads, 4 KV heads) on one 8-GPU tiny-box node (test fixtures). */

@@ -13,10 +13,10 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
-#include "config.h"
-#include "config_schema.h"
-#include "report.h"
-#include "run.h"
+#include "config/config.h"
+#include "config/schema.h"
+#include "report/report.h"
+#include "run/run.h"
 
 static const char *const scenarios[] = {
     "scenarios/gpt2_1gpu.yaml",

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "strategy.h"
+#include "strategy/strategy.h"
 
 #define MAXSTEPS 4096
 

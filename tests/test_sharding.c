@@ -20,15 +20,15 @@
 
 #include "support.h"
 
-#include "config.h"
-#include "csv.h"
-#include "memory.h"
-#include "report.h"
-#include "run.h"
-#include "strategy.h"
+#include "config/config.h"
+#include "base/csv.h"
+#include "model/memory.h"
+#include "report/report.h"
+#include "run/run.h"
+#include "strategy/strategy.h"
 #include "strategy/dp.h"
-#include "validate.h"
-#include "workload.h"
+#include "fit/validate.h"
+#include "model/workload.h"
 
 #define DATA(rel) SIMTRAIN_SOURCE_DIR "/" rel
 #define MAX_SET   8

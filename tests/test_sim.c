@@ -20,13 +20,13 @@
 
 #include "support.h"
 
-#include "collective.h"
-#include "config_schema.h"
-#include "report.h"
-#include "run.h"
-#include "strategy.h"
+#include "net/collective.h"
+#include "config/schema.h"
+#include "report/report.h"
+#include "run/run.h"
+#include "strategy/strategy.h"
 #include "strategy/dp.h"
-#include "workload.h"
+#include "model/workload.h"
 
 /* Average of a breakdown bucket over the simulated ranks. */
 static double avg_bucket(const struct run *r, int cat)

@@ -15,8 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "sweep.h"
+#include "config/config.h"
+#include "whatif/sweep.h"
 
 /* A small job on the test fixtures: tiny-llama (8 layers) on 8-GPU tiny-box nodes. */
 static const char scenario_text[] = "name: whatif_test\n"

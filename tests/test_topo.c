@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "topo.h"
+#include "model/topo.h"
 
 /*
  * DGX H100 node: 8 GPUs, NVLink 4 with NVSwitch, 450 GB/s per GPU per direction;

@@ -8,8 +8,8 @@
 
 #include <cmocka.h>
 
-#include "units.h"
-#include "util.h"
+#include "base/units.h"
+#include "base/util.h"
 
 static double parse_ok(const char *text, enum unit_kind kind)
 {

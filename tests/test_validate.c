@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fit.h"
-#include "validate.h"
+#include "fit/fit.h"
+#include "fit/validate.h"
 
 /* ---- test doubles ---------------------------------------------------------------- */
 

@@ -13,9 +13,9 @@
 
 #include <cmocka.h>
 
-#include "config.h"
-#include "cost.h"
-#include "workload.h"
+#include "config/config.h"
+#include "model/cost.h"
+#include "model/workload.h"
 
 static struct hardware *a100;
 

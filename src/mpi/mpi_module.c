@@ -4,7 +4,7 @@
  * split as `--shard r/size`, and sends them to rank 0. Points are plain
  * structs of one binary, so they travel as bytes.
  */
-#include "mpi_module.h"
+#include "mpi/mpi_module.h"
 
 #include <mpi.h>
 #include <stdio.h>

@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cost.h"
-#include "memory.h"
-#include "partition.h"
-#include "strategy.h"
+#include "model/cost.h"
+#include "model/memory.h"
+#include "model/partition.h"
+#include "strategy/strategy.h"
 
 int64_t bytes_i64(double bytes)
 {

@@ -43,10 +43,10 @@
  */
 #include <stdlib.h>
 
-#include "cost.h"
-#include "dp.h"
-#include "memory.h"
-#include "strategy.h"
+#include "model/cost.h"
+#include "strategy/dp.h"
+#include "model/memory.h"
+#include "strategy/strategy.h"
 
 struct ddp {
     int distributed;     /* Megatron distributed optimizer */

@@ -3,13 +3,13 @@
  * share (see dp.h): process groups in issue order, gradient buckets, memory
  * marks and the per-step traffic summary.
  */
-#include "dp.h"
+#include "strategy/dp.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "memory.h"
-#include "workload.h"
+#include "model/memory.h"
+#include "model/workload.h"
 
 /*
  * Megatron runs zero1 as its distributed optimizer (ddp.c); every other

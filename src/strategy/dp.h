@@ -25,8 +25,8 @@
 #ifndef SIMTRAIN_STRATEGY_DP_H
 #define SIMTRAIN_STRATEGY_DP_H
 
-#include "config.h"
-#include "strategy.h"
+#include "model/scenario.h"
+#include "strategy/strategy.h"
 
 /* One process group: its collectives run one at a time, in issue order. */
 struct dp_pg {

@@ -53,9 +53,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cost.h"
-#include "dp.h"
-#include "memory.h"
+#include "model/cost.h"
+#include "strategy/dp.h"
+#include "model/memory.h"
 
 struct group {
     double gather_bytes; /* unsharded parameters at param_dtype, bytes */

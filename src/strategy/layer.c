@@ -45,7 +45,7 @@
 #include <assert.h>
 #include <string.h>
 
-#include "strategy.h"
+#include "strategy/strategy.h"
 
 /* ---- splitting the workload's operators into pieces --------------------------------------- */
 

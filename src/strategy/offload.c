@@ -16,7 +16,7 @@
  * at 1/6 of that: "DeepSpeedCPUAdam is 5X-7X faster than the standard PyTorch
  * implementation" (DeepSpeed ZeRO-Offload tutorial, deepspeed.ai; midpoint).
  */
-#include "dp.h"
+#include "strategy/dp.h"
 
 #include <string.h>
 

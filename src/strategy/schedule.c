@@ -13,7 +13,7 @@
  */
 #include <assert.h>
 
-#include "strategy.h"
+#include "strategy/strategy.h"
 
 static int put(struct pp_step *out, int n, int max, int kind, int mb, int chunk)
 {

@@ -90,9 +90,9 @@
  */
 #include <stdlib.h>
 
-#include "cost.h"
-#include "dp.h"
-#include "memory.h"
+#include "model/cost.h"
+#include "strategy/dp.h"
+#include "model/memory.h"
 
 #define ZMAX_TENSORS 4 /* gathered weight tensors per unit (attention QKV, proj, MLP in, out) */
 

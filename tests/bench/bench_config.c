@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "config.h"
+#include "config/config.h"
 
 static double now(void)
 {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "engine.h"
+#include "engine/engine.h"
 
 static uint64_t rng = 12345;
 

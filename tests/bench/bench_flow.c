@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "flow.h"
-#include "util.h"
+#include "net/flow.h"
+#include "base/util.h"
 
 #define NODES 128
 #define GPN   8

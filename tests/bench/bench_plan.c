@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "config.h"
-#include "plan.h"
+#include "config/config.h"
+#include "whatif/plan.h"
 
 static double now(void)
 {

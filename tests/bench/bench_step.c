@@ -14,10 +14,10 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "config.h"
-#include "layout.h"
-#include "sim.h"
-#include "strategy.h"
+#include "config/config.h"
+#include "model/layout.h"
+#include "engine/sim.h"
+#include "strategy/strategy.h"
 
 static double now_s(void)
 {

@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "config_schema.h"
-#include "units.h"
+#include "config/config.h"
+#include "config/schema.h"
+#include "base/units.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

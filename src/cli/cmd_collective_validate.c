@@ -1,0 +1,287 @@
+/*
+ * cmd_collective_validate.c - `simtrain collective --validate CSV`: the
+ * collective model alone (calibration files ignored, since calibrations are
+ * fitted to these very figures) against published NCCL measurements
+ * (tests/validation/nccl.csv, format of validation/sources/nccl.csv), row by
+ * row and summarized per band of message size and source.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cmd_collective.h"
+#include "net/collective.h"
+#include "config/config.h"
+#include "base/csv.h"
+
+struct vrow {
+    int line;         /* CSV line */
+    char label[48];   /* short source name */
+    const char *stem; /* hardware file */
+    enum coll_op op;
+    int gpus, nodes;
+    enum coll_algo algo; /* forced as the source ran it, or auto */
+    double bytes;
+    bool algbw;         /* the figure is algbw (else busbw) */
+    double lo, hi;      /* measured value or range, GB/s */
+    int harness_gpus;   /* GPUs driven by one nccl-tests thread (-g N), else 1 */
+    int iters;          /* timed iterations (-n N in the notes; nccl-tests' default 20) */
+    const char *skip;   /* why the row is not evaluated */
+    double pred;        /* GB/s */
+    double err;         /* signed relative error */
+    enum coll_algo ran; /* what the model ran */
+    enum coll_proto ran_proto;
+    bool floored; /* the host's launches set the pace (nccl-tests timing loop) */
+};
+
+static const char *stem_for(const char *gpu)
+{
+    if (strstr(gpu, "PCIe"))
+        return NULL;
+    if (strstr(gpu, "A100"))
+        return "dgx-a100-80g";
+    if (strstr(gpu, "H200"))
+        return "dgx-h200";
+    if (strstr(gpu, "H100") || strstr(gpu, "CX-7"))
+        return "dgx-h100";
+    return NULL;
+}
+
+/* "Azure ND_H100_v5", "NVIDIA/nccl-tests issue #212": the source up to its first detail. */
+static void short_source(const char *src, char *out, size_t n)
+{
+    const char *nd = strstr(src, "ND_");
+    size_t len;
+
+    if (nd) {
+        len = strcspn(nd, " ,(");
+        if (len > 3 && strncmp(nd + len - 3, ".md", 3) == 0)
+            len -= 3;
+        if (len > 8 && strncmp(nd + len - 8, "_results", 8) == 0)
+            len -= 8;
+        snprintf(out, n, "Azure %.*s", (int)len, nd);
+        return;
+    }
+    len = strcspn(src, "(,");
+    while (len > 0 && src[len - 1] == ' ')
+        len--;
+    snprintf(out, n, "%.*s", (int)len, src);
+}
+
+/*
+ * How nccl-tests ran, from the command line quoted in the notes: "-g N" (one
+ * thread drives N GPUs, LAUNCH_SINGLE_PROCESS) and "-n N" (timed iterations).
+ * Without them, nccl-tests' defaults: one GPU per thread, 20 iterations.
+ */
+static void harness_args(const char *notes, struct vrow *v)
+{
+    const char *g = strstr(notes, " -g "), *n = strstr(notes, " -n ");
+
+    v->harness_gpus = g && atoi(g + 4) > 0 ? atoi(g + 4) : 1;
+    v->iters = n && atoi(n + 4) > 0 ? atoi(n + 4) : 20;
+}
+
+/* Fill a row from the CSV; sets skip when the row is not a collective benchmark we model. */
+static void read_vrow(const struct csv_table *tab, int r, struct vrow *v)
+{
+#define F(name) csv_field(tab, r, csv_column(tab, name))
+    const char *metric = F("metric_name"), *algo = F("algorithm"), *val = F("metric_value");
+    char *end;
+
+    memset(v, 0, sizeof(*v));
+    v->line = tab->rows[r].line;
+    short_source(F("source"), v->label, sizeof(v->label));
+    v->stem = stem_for(F("gpu"));
+    v->op = COLL_ALL_REDUCE;
+    v->gpus = atoi(F("num_gpus")) > 0 ? atoi(F("num_gpus")) : 8;
+    v->nodes = atoi(F("num_nodes")) > 0 ? atoi(F("num_nodes")) : 1;
+    v->bytes = atof(F("message_size_bytes")) > 0 ? atof(F("message_size_bytes"))
+                                                 : 8.0 * 1024 * 1024 * 1024;
+    v->algo = ALGO_AUTO;
+    if (strncmp(algo, "NVLS (stated)", 13) == 0 || strncmp(algo, "stated NVLS", 11) == 0)
+        v->algo = ALGO_NVLS; /* the source ran NCCL_ALGO=NVLS (see notes) */
+    else if (strcmp(algo, "Ring") == 0)
+        v->algo = ALGO_RING;
+    harness_args(F("notes"), v);
+    v->lo = strtod(val, &end);
+    v->hi = *end == '-' ? strtod(end + 1, NULL) : v->lo;
+    v->algbw = strstr(metric, "algbw") != NULL;
+    if (strstr(metric, "per_NIC")) { /* one NIC between two nodes: send/recv */
+        v->op = COLL_SEND_RECV;
+        v->gpus = 2;
+        v->nodes = 2;
+    } else if (strcmp(metric, "measured_busbw") == 0 && strstr(F("gpu"), "DGX-A100")) {
+        v->gpus = 16; /* "8x200Gbit/s IB ... 192GB/s": multi-node, count unstated: 2 nodes */
+        v->nodes = 2;
+    }
+    if (strstr(metric, "bisection"))
+        v->skip = "aggregate fabric bandwidth during training, not a collective benchmark";
+    else if (!v->stem)
+        v->skip = "no hardware description for this system (H100 PCIe NVLink-bridge pair)";
+    else if (!(v->lo > 0))
+        v->skip = "no numeric value";
+#undef F
+}
+
+static double predict(const struct hardware *hw0, struct vrow *v)
+{
+    struct hardware hw = *hw0;
+    struct nccl_cfg cfg = { v->algo, PROTO_AUTO };
+    struct comm_group g;
+    struct coll_cost c;
+    struct topo *t;
+    double sec, algbw;
+    sim_time gpu;
+    int last;
+
+    hw.ncoll_cal = 0; /* the model alone: calibrations come from these very figures */
+    hw.coll_cal = NULL;
+    t = cmd_collective_place(&hw, v->gpus, v->nodes, &g, &last);
+    topo_free(t);
+    coll_estimate(&hw, &cfg, &g, v->op, v->bytes, &c);
+    v->ran = c.algo;
+    v->ran_proto = c.proto;
+    gpu = coll_time(&c);
+    sec = (double)coll_bench_time(gpu, hw.eff.launch, v->harness_gpus, v->iters) / NS_PER_S;
+    v->floored = (sim_time)v->harness_gpus * hw.eff.launch > gpu;
+    algbw = v->bytes / sec / 1e9;
+    return v->algbw ? algbw : algbw * coll_bus_factor(v->op, g.nranks);
+}
+
+static double rel_error(const struct vrow *v)
+{
+    if (v->pred >= v->lo && v->pred <= v->hi)
+        return 0;
+    return v->pred < v->lo ? (v->pred - v->lo) / v->lo : (v->pred - v->hi) / v->hi;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Summary of one band: n, median and max |error|, and how many meet `target`. */
+static void band_summary(const struct vrow *rows, int n, int band, double target, const char *name,
+                         bool md)
+{
+    double *e = xmalloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+    int k = 0, ok = 0, i;
+
+    for (i = 0; i < n; i++) {
+        const struct vrow *v = &rows[i];
+        int b = v->skip ? -1 : strstr(v->label, "ND_") == NULL ? 2 : v->bytes >= 67108864 ? 0 : 1;
+        if (b != band)
+            continue;
+        e[k++] = fabs(v->err);
+        ok += fabs(v->err) <= target;
+    }
+    qsort(e, (size_t)k, sizeof(double), cmp_double);
+    if (k == 0)
+        ;
+    else if (md)
+        printf("| %s | %d | %.1f %% | %.1f %% | %d of %d within %.0f %% |\n", name, k,
+               100 * (k % 2 ? e[k / 2] : (e[k / 2 - 1] + e[k / 2]) / 2), 100 * e[k - 1], ok, k,
+               100 * target);
+    else
+        printf("%-34s n=%-3d median |err| %5.1f %%  max %5.1f %%  %d of %d within %.0f %%\n", name,
+               k, 100 * (k % 2 ? e[k / 2] : (e[k / 2 - 1] + e[k / 2]) / 2), 100 * e[k - 1], ok, k,
+               100 * target);
+    free(e);
+}
+
+static void print_vrow(const struct vrow *v, bool md)
+{
+    char meas[32], size[32], ran[40], pred[32];
+
+    if (v->hi > v->lo)
+        snprintf(meas, sizeof(meas), "%.4g-%.4g", v->lo, v->hi);
+    else
+        snprintf(meas, sizeof(meas), "%.4g", v->lo);
+    snprintf(size, sizeof(size), "%.0f", v->bytes);
+    snprintf(ran, sizeof(ran), "%s/%s", v->ran == ALGO_AUTO ? "p2p" : algo_name(v->ran),
+             proto_name(v->ran_proto));
+    snprintf(pred, sizeof(pred), "%.4g%s", v->pred, v->floored ? "*" : "");
+    if (md && v->skip)
+        printf("| %d | %s | | | | | | | %s | | skipped: %s |\n", v->line, v->label, meas, v->skip);
+    else if (md)
+        printf("| %d | %s | %s | %s | %d | %s | %s | %s | %s %s | %s | %+.1f %% |\n", v->line,
+               v->label, v->stem, coll_op_name(v->op), v->gpus, size, algo_name(v->algo), ran, meas,
+               v->algbw ? "algbw" : "busbw", pred, 100 * v->err);
+    else if (v->skip)
+        printf("%5d %-28.28s skipped: %s\n", v->line, v->label, v->skip);
+    else
+        printf("%5d %-28.28s %-13s %-10s %3d %11s %-5s %-16s %10s %10s  %+7.1f %%\n", v->line,
+               v->label, v->stem, coll_op_name(v->op), v->gpus, size, algo_name(v->algo), ran, meas,
+               pred, 100 * v->err);
+}
+
+int cmd_collective_validate(const char *path, bool markdown)
+{
+    struct csv_error cerr;
+    struct csv_table *tab = csv_read_file(path, &cerr);
+    struct vrow *rows;
+    struct hardware *hws[8] = { 0 };
+    const char *stems[8] = { 0 };
+    int nhw = 0, i, j, failed = 0;
+
+    if (!tab) {
+        csv_print_error(path, &cerr, stderr);
+        return 1;
+    }
+    rows = xcalloc((size_t)(tab->nrows > 0 ? tab->nrows : 1), sizeof(*rows));
+    for (i = 0; i < tab->nrows; i++) {
+        struct hardware *hw = NULL;
+        read_vrow(tab, i, &rows[i]);
+        if (rows[i].skip)
+            continue;
+        for (j = 0; j < nhw; j++)
+            if (strcmp(stems[j], rows[i].stem) == 0)
+                hw = hws[j];
+        if (!hw && nhw < (int)ARRAY_LEN(hws)) {
+            hw = cfg_load_hardware(rows[i].stem, stderr);
+            stems[nhw] = rows[i].stem;
+            hws[nhw++] = hw;
+        }
+        if (!hw) {
+            rows[i].skip = "hardware description failed to load";
+            failed = 1;
+            continue;
+        }
+        if (rows[i].gpus > rows[i].nodes * hw->gpus_per_node) {
+            rows[i].skip = "more GPUs than its nodes hold";
+            continue;
+        }
+        rows[i].pred = predict(hw, &rows[i]);
+        rows[i].err = rel_error(&rows[i]);
+    }
+    if (markdown) {
+        printf("| line | source | hardware | op | GPUs | size (B) | NCCL_ALGO | model ran | "
+               "measured (GB/s) | model (GB/s) | error |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|\n");
+    } else {
+        printf("# simtrain collective --validate %s: the model alone (calibration ignored);\n"
+               "# times as nccl-tests measures them: -n iterations enqueued back to back,\n"
+               "# host launches (1 per GPU, or N per thread with -g N) overlapping the GPUs;\n"
+               "# * = the host's launches set the pace\n",
+               path);
+        printf("%5s %-28s %-13s %-10s %3s %11s %-5s %-16s %10s %10s  %8s\n", "line", "source",
+               "hardware", "op", "n", "size(B)", "algo", "model ran", "measured", "model", "error");
+    }
+    for (i = 0; i < tab->nrows; i++)
+        print_vrow(&rows[i], markdown);
+    if (markdown)
+        printf("\n| band | n | median abs error | max abs error | within target |\n"
+               "|---|---|---|---|---|\n");
+    else
+        printf("\n");
+    band_summary(rows, tab->nrows, 0, 0.10, "8-GPU nodes, size >= 64 MiB", markdown);
+    band_summary(rows, tab->nrows, 1, 0.25, "8-GPU nodes, size < 64 MiB", markdown);
+    band_summary(rows, tab->nrows, 2, 0.10, "maintainer figures (peak)", markdown);
+    for (j = 0; j < nhw; j++)
+        cfg_free_hw(hws[j]);
+    free(rows);
+    csv_free(tab);
+    return failed;
+}

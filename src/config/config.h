@@ -1,0 +1,85 @@
+/*
+ * config.h - loading a scenario: YAML files (libyaml is included only by
+ * config/yamltree.c) to the typed structs of model/scenario.h, resolving
+ * references (`hardware: dgx-h100` -> hardware/dgx-h100.yaml), applying
+ * `--set key=value` overrides and validating everything.
+ *
+ * A struct scenario can also be built in code (validate builds one per CSV
+ * row): scenario_defaults() fills every default, scenario_finalize() derives
+ * the dependent values and applies the same semantic rules the loader applies.
+ *
+ * Memory: cfg_load_*() return objects that own all their strings in an arena;
+ * cfg_free() releases everything.
+ */
+#ifndef SIMTRAIN_CONFIG_CONFIG_H
+#define SIMTRAIN_CONFIG_CONFIG_H
+
+#include <stdio.h>
+
+#include "model/scenario.h"
+
+/* A `--set key=value` override. */
+struct cfg_override {
+    const char *key;   /* dotted path, e.g. "parallelism.dp" */
+    const char *value; /* YAML scalar text */
+    const char *arg;   /* the whole command-line argument, for diagnostics */
+};
+
+/* A semantic validation failure: which key, and why. */
+struct cfg_error {
+    char path[128]; /* dotted key the error is about, e.g. "parallelism.tp" */
+    char msg[384];  /* diagnostic text, lowercase, no trailing period */
+};
+
+/*
+ * Load a scenario file, resolve its hardware and workload references, apply
+ * overrides in order, fill defaults and validate. On any error, print
+ * compiler-style diagnostics (`file:line:col: error: ...` with the source line
+ * and a caret) to `diag` and return NULL. The caller frees the result with
+ * cfg_free().
+ */
+struct scenario *cfg_load_scenario(const char *path, const struct cfg_override *ovr, int novr,
+                                   FILE *diag);
+
+/*
+ * Load a hardware description by name (`dgx-h100`, searched in the data
+ * directories) or path. NULL and diagnostics on error. Free with cfg_free_hw().
+ */
+struct hardware *cfg_load_hardware(const char *name_or_path, FILE *diag);
+
+/* Load a workload (model architecture) by name or path. Free with cfg_free_model(). */
+struct model *cfg_load_model(const char *name_or_path, FILE *diag);
+
+void cfg_free(struct scenario *s);
+void cfg_free_hw(struct hardware *hw);
+void cfg_free_model(struct model *m);
+
+/* Fill every default of a scenario built in code (hardware and model left zero). */
+void scenario_defaults(struct scenario *s);
+
+/*
+ * Derive dependent values left 0 (nodes, gpus, dp, head_dim, kv_heads,
+ * ffn_hidden, moe.ffn_hidden; 1f1b becomes interleaved when vpp > 1) and check
+ * the cross-field rules: degrees multiply to the GPU count, heads % tp, layers
+ * % pp, global batch % (micro_batch * dp), and so on. Returns 0 when valid,
+ * otherwise -1 with *err filled. Used by the loader, validate, sweep and plan.
+ */
+int scenario_finalize(struct scenario *s, struct cfg_error *err);
+
+/*
+ * Print a diagnostic for `err` at the YAML location of err->path in the
+ * scenario's sources (or without a location for scenarios built in code).
+ */
+void cfg_report_error(const struct scenario *s, const struct cfg_error *err, FILE *diag);
+
+/*
+ * Set one field of a loaded scenario by dotted key from a YAML scalar, with
+ * the loader's type and unit checks (sweep's --vary uses this). Returns 0 or
+ * -1 with *err filled; the scenario must be re-finalized afterwards.
+ */
+int cfg_set(struct scenario *s, const char *key, const char *value, struct cfg_error *err);
+
+/* Directories searched for `hardware: NAME` style references, in order. */
+const char *cfg_data_dir(void);
+
+#endif

@@ -1,0 +1,112 @@
+/*
+ * sim.h - executes per-rank programs (prog.h) on the event engine.
+ *
+ * Each simulated rank runs its role's program: a task starts when it is at
+ * the head of its stream, the stream is idle, and its dependencies are done.
+ * Collectives and send/recv are matched per communicator in issue order and
+ * start when every simulated member has arrived; a communicator runs one
+ * operation at a time, as one NCCL stream per process group does. An
+ * operation costs the collective model's latency, then moves its bus bytes
+ * as one flow over the link resources of its members; concurrent flows
+ * share links by max-min fairness (flow.h), re-solved when a flow starts or
+ * ends, only for the flows connected to it through shared links, and once
+ * per simulated instant.
+ *
+ * While a collective runs, its NCCL kernel holds one thread block per
+ * channel (NCCL src/enqueue.cc): a kernel on the compute stream progresses at
+ * the share of SMs left (re-rated when collectives start or end), so
+ * overlapped communication is not free.
+ *
+ * Symmetric mode simulates one representative rank per pipeline stage (the
+ * rank with tp = cp = dp = 0); its collectives are costed for the full group.
+ * All-ranks mode simulates every rank with the same programs, so symmetric
+ * configurations give identical answers. A rank's state is its stream heads:
+ * a task is ready when the stream of each of its predecessors has moved past
+ * it (tasks leave their stream's head when they complete, in order).
+ *
+ * Accounting per rank: an exclusive breakdown of the step into categories
+ * (compute of the running compute task, else the highest-priority
+ * communication in flight, else idle), which sums to the step time; total
+ * busy time per category; a memory tracker with peak, per-category shares at
+ * the peak, and optionally the timeline.
+ */
+#ifndef SIMTRAIN_SIM_H
+#define SIMTRAIN_SIM_H
+
+#include <stdbool.h>
+
+#include "model/scenario.h"
+#include "model/layout.h"
+#include "prog/prog.h"
+
+struct sim_opts {
+    bool all_ranks;      /* simulate every rank instead of one per stage */
+    bool trace;          /* record task intervals and the memory timeline */
+    int trace_max_ranks; /* record at most this many ranks (0 = 64) */
+};
+
+struct trace_rec {
+    int32_t rank_idx; /* index into result->ranks */
+    int32_t task;     /* task index in the rank's program */
+    sim_time t0, t1;  /* start and end, ns (t0 = transfer start for communication) */
+};
+
+struct mem_sample {
+    sim_time t;
+    int64_t cur[MC_COUNT]; /* bytes per category after the change at t */
+};
+
+struct rank_result {
+    int rank; /* global rank */
+    int coords[DIM_COUNT];
+    const struct prog *prog;            /* its program (owned by the caller) */
+    sim_time end;                       /* when its last task finished */
+    sim_time bucket[TC_COUNT];          /* exclusive breakdown; sums to the step time */
+    sim_time busy[TC_COUNT];            /* busy time per category, overlapped or not */
+    double comm_bytes[COMM_KIND_COUNT]; /* bus bytes moved, per communicator kind */
+    int64_t peak;                       /* peak bytes allocated */
+    sim_time peak_t;
+    int64_t at_peak[MC_COUNT]; /* per-category bytes at the peak */
+    int64_t reserve_short;     /* most allocator reserve the GPU had no room for (sim.c) */
+    int64_t cur[MC_COUNT];     /* bytes per category at the end of the step */
+    struct mem_sample *tl;     /* memory timeline (trace mode) */
+    size_t ntl, cap_tl;
+    double slowdown; /* compute time multiplier (straggler) */
+};
+
+struct coll_note { /* one distinct collective shape seen, for reports */
+    int comm_kind;
+    int op;
+    int nranks, nnodes;
+    int algo, proto;
+    const char *path;
+    double bytes;
+    sim_time time;
+    int count;
+};
+
+struct sim_result {
+    sim_time step; /* makespan of the step over simulated ranks, ns */
+    int nranks;    /* simulated ranks */
+    struct rank_result *ranks;
+    uint64_t events;         /* engine events */
+    struct trace_rec *trace; /* task intervals (trace mode) */
+    size_t ntrace, cap_trace;
+    struct coll_note *notes; /* distinct collectives, in first-seen order */
+    int nnotes;
+    size_t cap_notes;
+};
+
+/*
+ * Simulate one step: prog_of_stage[s] is the program of pipeline stage s (all
+ * sealed), run by every simulated rank of that stage. Returns 0, or -1 with a
+ * reason when the programs deadlock (a strategy bug; SIMTRAIN_DEBUG_STUCK=1
+ * prints every rank's stream heads). The caller owns `res`, filled in either
+ * case, and frees it with sim_result_release().
+ */
+int sim_run(const struct scenario *s, const struct layout *l, struct prog *const *prog_of_stage,
+            const struct sim_opts *opts, struct sim_result *res, char *reason, size_t reason_len);
+
+void sim_result_release(struct sim_result *res);
+
+#endif

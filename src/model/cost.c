@@ -1,0 +1,164 @@
+/* cost.c - see cost.h for the model and its sources. */
+#include "model/cost.h"
+
+#include <math.h>
+
+void cost_default_efficiency(struct efficiency *eff)
+{
+    /* Defaults are deliberately generic; shipped hardware files set measured values. */
+    eff->gemm_max = 0.80;     /* H100 MAMF 794.5/989 = 0.80 (formulas.md §6.2) */
+    eff->gemm_latency = 5000; /* 5 us small-GEMM floor (Derived; calibrate fits it) */
+    eff->tile_m = 128;
+    eff->tile_n = 128;
+    eff->attn_flash = 0.50;    /* FA2: 50-73 % of A100 peak (formulas.md §6.3) */
+    eff->attn_standard = 0.25; /* unfused PyTorch attention (hw_microbench.csv: 46/312 A100) */
+    eff->mem_bw = 0.85;        /* stream copy 2.90/3.35 H100, 1.61/2.039 A100 (hw_microbench) */
+    eff->softmax_fwd = 0.43;   /* Megatron fused softmax, FlashAttention App. E.6 (below) */
+    eff->softmax_bwd = 0.87;
+    eff->launch = 4000; /* typical kernel launch + dependency overhead, ns */
+}
+
+double cost_peak_flops(const struct gpu_spec *gpu, enum dtype dt)
+{
+    double f = dt < DT_COUNT ? gpu->flops[dt] : 0;
+
+    if (f > 0)
+        return f;
+    if (gpu->flops[DT_BF16] > 0)
+        return gpu->flops[DT_BF16];
+    return gpu->flops[DT_FP16];
+}
+
+double cost_gemm_quant(const struct gpu_spec *gpu, const struct efficiency *eff, double m, double n)
+{
+    double tm = eff->tile_m > 0 ? eff->tile_m : 128;
+    double tn = eff->tile_n > 0 ? eff->tile_n : 128;
+    double bm = ceil(m / tm), bn = ceil(n / tn);
+    double tiles = bm * bn;
+    double sms = gpu->sm_count > 0 ? gpu->sm_count : 1;
+    double waves = ceil(tiles / sms);
+    double q_wave = tiles / (waves * sms);
+    double q_tile = (m * n) / (bm * tm * bn * tn);
+
+    return q_wave * q_tile;
+}
+
+double cost_gemm_seconds(const struct gpu_spec *gpu, const struct efficiency *eff, enum dtype dt,
+                         double m, double n, double k, double batch)
+{
+    double peak = cost_peak_flops(gpu, dt);
+    double flops = 2.0 * m * n * k * batch;
+    double q, t_math, t_mem, bytes;
+
+    if (flops <= 0 || peak <= 0)
+        return 0;
+    /* Batched GEMMs share waves: quantize the combined tile count. */
+    q = cost_gemm_quant(gpu, eff, m * batch, n);
+    t_math = flops / (peak * eff->gemm_max * q);
+    bytes = dtype_bytes(dt) * batch * (m * k + k * n + m * n);
+    t_mem = bytes / (gpu->mem_bw_Bps * eff->mem_bw);
+    return eff->gemm_latency / NS_PER_S + (t_math > t_mem ? t_math : t_mem);
+}
+
+sim_time cost_gemm(const struct gpu_spec *gpu, const struct efficiency *eff, enum dtype dt,
+                   double m, double n, double k, double batch)
+{
+    return ns_from_s(cost_gemm_seconds(gpu, eff, dt, m, n, k, batch));
+}
+
+sim_time cost_membound(const struct gpu_spec *gpu, const struct efficiency *eff, double bytes)
+{
+    if (bytes <= 0)
+        return 0;
+    return eff->launch + ns_from_s(bytes / (gpu->mem_bw_Bps * eff->mem_bw));
+}
+
+static sim_time attention_time(const struct gpu_spec *gpu, const struct efficiency *eff,
+                               enum dtype dt, double frac, double flops, double bytes)
+{
+    double peak = cost_peak_flops(gpu, dt);
+    double t_math, t_mem;
+
+    if (flops <= 0)
+        return 0;
+    t_math = flops / (peak * frac);
+    t_mem = bytes / (gpu->mem_bw_Bps * eff->mem_bw);
+    return eff->launch + ns_from_s(t_math > t_mem ? t_math : t_mem);
+}
+
+sim_time cost_attention(const struct gpu_spec *gpu, const struct efficiency *eff, enum dtype dt,
+                        enum attn_kind kind, double flops, double bytes)
+{
+    double frac = kind == ATTN_FLASH ? eff->attn_flash : eff->attn_standard;
+
+    return attention_time(gpu, eff, dt, frac, flops, bytes);
+}
+
+double cost_attn_impl_speed(enum attn_impl impl)
+{
+    /*
+     * FA2 §4.1 (arXiv:2307.08691): FlashAttention-2 is "1.3-2.5x faster than
+     * FlashAttention in Triton" over its benchmark grid (A100, head dims 64 and
+     * 128, causal or not, sequence 512-16k). The paper's range is all that is
+     * stated, so the Triton kernels run at the geometric middle, 1/sqrt(1.3 * 2.5)
+     * = 1/1.80 of FlashAttention-2's throughput (docs/model.md: sensitivity).
+     */
+    if (impl == ATTN_IMPL_TRITON)
+        return 1.0 / sqrt(1.3 * 2.5);
+    return 1.0;
+}
+
+sim_time cost_flash_attention(const struct gpu_spec *gpu, const struct efficiency *eff,
+                              enum dtype dt, enum attn_impl impl, double flops, double bytes)
+{
+    return attention_time(gpu, eff, dt, eff->attn_flash * cost_attn_impl_speed(impl), flops, bytes);
+}
+
+sim_time cost_attn_impl_bwd_extra(const struct gpu_spec *gpu, const struct efficiency *eff,
+                                  enum attn_impl impl, double q_elems, double qkv_elems, double p)
+{
+    if (impl != ATTN_IMPL_TRITON || q_elems <= 0)
+        return 0;
+    /* _bwd_preprocess_do_o_dot: delta = rowsum(O * dO), reads both. */
+    return cost_membound(gpu, eff, 2 * p * q_elems) +
+           /* init_to_zero('DQ') pre-hook of the autotuned _bwd_kernel: fp32 dq_accum */
+           cost_membound(gpu, eff, 4 * q_elems) +
+           /* dq.copy_(dq_accum): read fp32, write 16-bit */
+           cost_membound(gpu, eff, (4 + p) * q_elems) +
+           /* split_with_sizes_backward: torch.cat(dq, dk, dv) into d(Wqkv output) */
+           cost_membound(gpu, eff, 2 * p * qkv_elems);
+}
+
+/*
+ * Fraction of the memory-bound rate (HBM x mem_bw) Megatron's fused softmax
+ * kernels reach (the defaults of efficiency.softmax_fwd / softmax_bwd), from
+ * FlashAttention App. E.6 (arXiv:2205.14135), which times Megatron's attention core on an A100 40GB
+ * (fp16, batch 16, 8 heads of 64, padding mask, no dropout; tests/validation/hw_microbench.csv). At
+ * sequence 2048, Table 12 gives 5.80 ms forward and Table 13 6.49 ms backward. Taking away the
+ * batched GEMMs as cost_gemm() prices them on the 40 GB calibration (0.899 ms each: 2 forward, 4
+ * backward) and the 0.057 ms output layout copy leaves the softmax: forward 3.945 ms for 5.37e8
+ * scores x 4 B = 0.544 TB/s, 0.427 of 1555 GB/s x 0.8192; backward 2.894 ms for 6 B each = 1.113
+ * TB/s, 0.874. (The [b, 1, s, s] mask is shared by the heads of a sample and read from L2; it is
+ * not counted.) The forward is far from bandwidth-bound: its two reductions over a 2048-element row
+ * in registers keep few warps in flight. Sequence 1024 of the same tables checks the fractions
+ * (test_cost.c).
+ */
+sim_time cost_fused_softmax(const struct gpu_spec *gpu, const struct efficiency *eff, double elems,
+                            double p, bool causal, bool backward)
+{
+    /*
+     * scaled_upper_triang_masked_softmax loads where element_index < row + 1,
+     * half of each row, and writes every element: the bytes moved, at the
+     * measured fraction, set the time in both directions. (Keeping the padded
+     * kernel's time per score in the forward, as if its loads cost nothing,
+     * moves SC'21 Table 1 by +1 to +3 % but KOR22 Table 4's selective layer
+     * to 8.4 % over the measurement; docs/model.md.)
+     */
+    double read = causal ? 0.5 : 1.0;
+    double bytes = backward ? (2 * read + 1) * p * elems : (read + 1) * p * elems;
+    double frac = backward ? eff->softmax_bwd : eff->softmax_fwd;
+
+    if (elems <= 0)
+        return 0;
+    return eff->launch + ns_from_s(bytes / (gpu->mem_bw_Bps * eff->mem_bw * frac));
+}

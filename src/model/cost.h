@@ -1,0 +1,93 @@
+/*
+ * cost.h - compute kernel durations: a roofline with calibrated efficiencies.
+ *
+ * GEMM time (used by the simulator and fitted by `simtrain calibrate`):
+ *
+ *     tiles  = ceil(m / tile_m) * ceil(n / tile_n)
+ *     waves  = ceil(tiles / sm_count)
+ *     q_wave = tiles / (waves * sm_count)                       wave quantization
+ *     q_tile = m*n / (ceil(m/tile_m)*tile_m * ceil(n/tile_n)*tile_n)   tile quantization
+ *     t      = gemm_latency + 2*m*n*k / (peak[dtype] * gemm_max * q_wave * q_tile)
+ *
+ * then at least the memory roofline (operands read once, output written once).
+ * Tile and wave quantization: NVIDIA "Matrix Multiplication Background User's
+ * Guide" ch. 3.1-3.2 as quoted in ml-engineering training/performance; gemm_max
+ * is the measured best-shape fraction of peak (MAMF table, formulas.md §6.2).
+ *
+ * Memory-bound kernels: t = launch + bytes / (mem_bw_Bps * eff.mem_bw)
+ * (roofline, formulas.md §6.1, §6.4). Attention: FLOPs / (peak * attn_*).
+ * All functions are pure and return nanoseconds.
+ */
+#ifndef SIMTRAIN_COST_H
+#define SIMTRAIN_COST_H
+
+#include "model/scenario.h"
+
+/* Default efficiencies for a hardware file without an `efficiency:` block. */
+void cost_default_efficiency(struct efficiency *eff);
+
+/* Quantization factor q_wave * q_tile of an m x n output on this GPU, in (0, 1]. */
+double cost_gemm_quant(const struct gpu_spec *gpu, const struct efficiency *eff, double m,
+                       double n);
+
+/* Time of one (m x k) @ (k x n) GEMM in `dt`; `batch` independent GEMMs of that shape. */
+sim_time cost_gemm(const struct gpu_spec *gpu, const struct efficiency *eff, enum dtype dt,
+                   double m, double n, double k, double batch);
+
+/* Same as cost_gemm but in seconds, without rounding (for fitting). */
+double cost_gemm_seconds(const struct gpu_spec *gpu, const struct efficiency *eff, enum dtype dt,
+                         double m, double n, double k, double batch);
+
+/* Time of a memory-bound kernel moving `bytes` (read + written). */
+sim_time cost_membound(const struct gpu_spec *gpu, const struct efficiency *eff, double bytes);
+
+/* Time of fused (flash) or unfused attention doing `flops` with `bytes` of I/O. */
+sim_time cost_attention(const struct gpu_spec *gpu, const struct efficiency *eff, enum dtype dt,
+                        enum attn_kind kind, double flops, double bytes);
+
+/*
+ * Throughput of FlashAttention kernels `impl` relative to the FlashAttention-2
+ * CUDA kernels that `attn_flash` was measured with: 1 for CUDA; for the Triton
+ * implementation 1/sqrt(1.3 * 2.5), the geometric middle of FA2 §4.1's "1.3-2.5x
+ * faster than FlashAttention in Triton" (arXiv:2307.08691).
+ */
+double cost_attn_impl_speed(enum attn_impl impl);
+
+/*
+ * Memory-bound work around the backward kernel of FlashAttention `impl`,
+ * beyond its math (0 for the CUDA kernels, which write dq, dk, dv in place).
+ * Triton (llm-foundry flash_attn_triton.py _flash_attn_backward, called by
+ * MPT's triton_flash_attn_fn with q, k, v split from one Wqkv output): the
+ * preprocess kernel reading O and dO, the fp32 dq accumulator zeroed by the
+ * autotuner's pre-hook and copied to dq, and the cat of dq, dk, dv into the
+ * Wqkv output gradient (split_with_sizes backward). `q_elems` elements of Q
+ * (tokens x heads x head_dim per rank), `qkv_elems` of Q, K and V together,
+ * `p` bytes per activation element.
+ */
+sim_time cost_attn_impl_bwd_extra(const struct gpu_spec *gpu, const struct efficiency *eff,
+                                  enum attn_impl impl, double q_elems, double qkv_elems, double p);
+
+/* cost_attention() for fused attention run by kernels `impl`. */
+sim_time cost_flash_attention(const struct gpu_spec *gpu, const struct efficiency *eff,
+                              enum dtype dt, enum attn_impl impl, double flops, double bytes);
+
+/*
+ * Megatron's fused scale-mask-softmax kernels (megatron/fused_kernels/
+ * scaled_masked_softmax.h, scaled_upper_triang_masked_softmax.h): one warp per
+ * row, the row held in registers. Forward reads the 16-bit scores and writes
+ * the probabilities; backward reads the output gradient and the probabilities
+ * and writes the input gradient in place. The causal (upper-triangular) kernel
+ * loads only the elements at or below the diagonal, half of each row on
+ * average, and still writes every element. Time of `elems` scores of `p`
+ * bytes: those bytes at the fraction of the memory-bound rate these kernels
+ * were measured to reach on A100 (cost.c: FlashAttention App. E.6, Tables 12
+ * and 13): forward 2p per score (1.5p causal) at 0.43, backward 3p (2p
+ * causal) at 0.87.
+ */
+sim_time cost_fused_softmax(const struct gpu_spec *gpu, const struct efficiency *eff, double elems,
+                            double p, bool causal, bool backward);
+
+/* Peak FLOP/s for a dtype; falls back to bf16/fp16 when the dtype has no figure. */
+double cost_peak_flops(const struct gpu_spec *gpu, enum dtype dt);
+
+#endif

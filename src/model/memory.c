@@ -1,0 +1,475 @@
+/* memory.c - see memory.h for the model and its sources. */
+#include "model/memory.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "model/layout.h"
+#include "strategy/strategy.h"
+#include "strategy/dp.h"
+#include "model/workload.h"
+
+/* ---- bytes per parameter ------------------------------------------------------ */
+
+/*
+ * Optimizer state bytes per parameter:
+ * AdamW: fp32 m and v, 8 B (ZERO §3.1, K = 12 with the 4 B master copy);
+ * without a master copy (pure bf16) the moments take the parameter dtype.
+ * 8-bit Adam (bitsandbytes): uint8 state1 and state2 plus one fp32 absmax per
+ * 256-element block for each: 2 + 2 * 4 / 256 = 2.03125 B (BNB optimizer.py,
+ * blocksize 256; formulas.md §2.8).
+ * SGD with momentum: one momentum buffer (torch.optim.SGD clones the gradient:
+ * fp32 under mixed precision, else the parameter dtype).
+ * Adafactor: factored second moment (row and column statistics), no first
+ * moment by default: about 4 * (1/rows + 1/cols) per element of a matrix;
+ * for transformer matrices this is below 0.01 B; counted as 0.01 B (estimate).
+ */
+static double optim_bytes(const struct scenario *s, double param_bytes)
+{
+    switch (s->train.optimizer) {
+    case OPT_ADAM8BIT:
+        return 2.0 + 2.0 * 4.0 / 256.0;
+    case OPT_SGD:
+        return s->train.master_weights ? 4.0 : param_bytes;
+    case OPT_ADAFACTOR:
+        return 0.01;
+    case OPT_ADAMW:
+    default:
+        return s->train.master_weights ? 8.0 : 2.0 * param_bytes;
+    }
+}
+
+static double compute_param_bytes(const struct scenario *s)
+{
+    double p = dtype_bytes(s->train.precision);
+
+    return p < 2 ? 2 : p; /* fp8 training keeps 16-bit weights and casts per GEMM */
+}
+
+void memory_state_bytes(const struct scenario *s, struct state_bytes *out)
+{
+    double p = compute_param_bytes(s);
+
+    out->params = p;
+    out->master = s->train.master_weights && p < 4 ? 4.0 : 0.0;
+    out->grads = dtype_bytes(s->train.grad_dtype);
+    out->optim = optim_bytes(s, p);
+}
+
+double memory_frozen_bytes(const struct scenario *s, bool quantized)
+{
+    if (!quantized || s->train.finetune != FT_QLORA)
+        return compute_param_bytes(s);
+    return workload_nf4_bytes(s->train.lora.double_quant); /* QLORA §3 */
+}
+
+double memory_optimizer_traffic(const struct scenario *s)
+{
+    struct state_bytes sb;
+
+    memory_state_bytes(s, &sb);
+    /* Read gradient, states and master; write states, master and the compute copy. */
+    return sb.grads + 2 * (sb.optim + sb.master) + sb.params;
+}
+
+/* ---- sharding and offload ---------------------------------------------------------- */
+
+double memory_shard_degree(const struct scenario *s)
+{
+    struct layout l;
+
+    switch (s->par.sharding) {
+    case SHARD_NONE:
+    case SHARD_FSDP_NO_SHARD:
+        return 1;
+    case SHARD_HSDP:
+        layout_init(&l, s);
+        return l.hsdp_shard > 0 ? l.hsdp_shard : 1;
+    default:
+        return (double)s->par.dp * s->par.cp;
+    }
+}
+
+/* Which categories CPU offload (or a paged optimizer) keeps in host memory. */
+struct placement {
+    bool params, master, grads, optim;
+};
+
+static void host_placement(const struct scenario *s, struct placement *h)
+{
+    enum sharding sh = s->par.sharding;
+    bool grads_partitioned = sh != SHARD_NONE && sh != SHARD_FSDP_NO_SHARD && sh != SHARD_ZERO1;
+
+    memset(h, 0, sizeof(*h));
+    if (s->train.offload == OFFLOAD_PARAMS)
+        h->params = h->master = h->grads = h->optim = true;
+    if (s->train.offload == OFFLOAD_OPTIMIZER) {
+        h->master = h->optim = true;
+        h->grads = grads_partitioned;
+    }
+    if (s->train.finetune != FT_FULL && s->train.lora.paged_optimizer)
+        h->optim = true;
+}
+
+static void sharded_factors(const struct scenario *s, struct shard_factors *f)
+{
+    double n = memory_shard_degree(s);
+    enum sharding sh = s->par.sharding;
+
+    f->params = f->master = f->grads = f->optim = 1;
+    if (sh != SHARD_NONE && sh != SHARD_FSDP_NO_SHARD)
+        f->master = f->optim = n; /* every sharded stage partitions the optimizer states */
+    if (sh != SHARD_NONE && sh != SHARD_FSDP_NO_SHARD && sh != SHARD_ZERO1)
+        f->grads = n;
+    if (sh == SHARD_ZERO3 || sh == SHARD_FSDP || sh == SHARD_HSDP || sh == SHARD_FSDP_GRAD_OP)
+        f->params = n;
+}
+
+void memory_shard_factors(const struct scenario *s, struct shard_factors *f)
+{
+    struct placement h;
+
+    sharded_factors(s, f);
+    host_placement(s, &h);
+    if (h.params)
+        f->params = INFINITY;
+    if (h.master)
+        f->master = INFINITY;
+    if (h.grads)
+        f->grads = INFINITY;
+    if (h.optim)
+        f->optim = INFINITY;
+}
+
+/* ---- parameter roles ------------------------------------------------------------------ */
+
+static void assign_roles(const struct scenario *s, double base, double linear, double adapters,
+                         double expert, struct param_roles *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->expert = expert;
+    switch (s->train.finetune) {
+    case FT_LORA:
+        out->frozen = base;
+        out->trainable = adapters;
+        break;
+    case FT_QLORA:
+        out->frozen = base - linear;
+        out->frozen_quant = linear;
+        out->trainable = adapters;
+        break;
+    case FT_FULL:
+    default:
+        out->trainable = base;
+        break;
+    }
+}
+
+void memory_unit_roles(const struct build *b, int unit, struct param_roles *out)
+{
+    const struct unit *u = &b->units[unit];
+
+    if (u->kind == UNIT_LAYER) {
+        const struct layer_cost *lc = u->moe ? &b->layer_moe : &b->layer;
+        assign_roles(b->s, u->params, lc->linear_params[PART_ATTN] + lc->linear_params[PART_MLP],
+                     lc->lora_params[PART_ATTN] + lc->lora_params[PART_MLP], u->expert_params, out);
+    } else {
+        /* Embedding and head: never quantized, never adapted (QLoRA keeps them 16-bit). */
+        assign_roles(b->s, u->params, 0, 0, 0, out);
+    }
+}
+
+double memory_unit_trainable(const struct build *b, int unit)
+{
+    struct param_roles r;
+
+    memory_unit_roles(b, unit, &r);
+    return r.trainable;
+}
+
+static void add_roles(struct param_roles *acc, const struct param_roles *r, double times)
+{
+    acc->trainable += times * r->trainable;
+    acc->frozen += times * r->frozen;
+    acc->frozen_quant += times * r->frozen_quant;
+    acc->expert += times * r->expert;
+}
+
+void memory_build_roles(const struct build *b, struct param_roles *out)
+{
+    struct param_roles r;
+    int i;
+
+    memset(out, 0, sizeof(*out));
+    for (i = 0; i < b->nunits; i++) {
+        memory_unit_roles(b, i, &r);
+        add_roles(out, &r, 1);
+    }
+}
+
+void memory_model_roles(const struct scenario *s, struct param_roles *out)
+{
+    const struct model *m = &s->model;
+    struct param_roles r;
+    int i;
+
+    memset(out, 0, sizeof(*out));
+    for (i = 0; i < m->layers; i++) {
+        bool moe = workload_is_moe(m, i);
+        double expert = moe ? (m->act == ACT_SWIGLU ? 3.0 : 2.0) * m->hidden * m->moe.ffn_hidden *
+                                  m->moe.experts
+                            : 0;
+        assign_roles(s, workload_params_layer(m, moe), workload_linear_params_layer(m, moe),
+                     workload_lora_params_layer(s, moe), expert, &r);
+        add_roles(out, &r, 1);
+    }
+    assign_roles(s, workload_params_embedding(m) + workload_params_head(m), 0, 0, 0, &r);
+    add_roles(out, &r, 1);
+}
+
+/* ---- bytes by category ------------------------------------------------------------------ */
+
+/* The divisor of expert parameters for a category sharded `d` ways: the EDP group is N / ep. */
+static double expert_div(const struct scenario *s, double d)
+{
+    double e = d / s->par.ep;
+
+    return d <= 1 ? 1 : (e < 1 ? 1 : e);
+}
+
+/* `bytes` divided `d` ways (INFINITY: none on this GPU), expert parameters by the EDP share. */
+static double divide(const struct scenario *s, const struct param_roles *r, double bytes, double d)
+{
+    double total = r->trainable + r->frozen + r->frozen_quant;
+    double ef = total > 0 ? r->expert / total : 0;
+
+    if (isinf(d) || bytes <= 0)
+        return 0;
+    if (d < 1)
+        d = 1;
+    return bytes * ((1 - ef) / d + ef / expert_div(s, d));
+}
+
+/* Unsharded bytes of each model-state category (MC_PARAMS .. MC_OPTIM) for parameters `r`. */
+static void raw_states(const struct scenario *s, const struct param_roles *r,
+                       const struct state_bytes *sb, double raw[MC_COUNT])
+{
+    int i;
+
+    for (i = 0; i < MC_COUNT; i++)
+        raw[i] = 0;
+    raw[MC_PARAMS] = r->trainable * sb->params + r->frozen * memory_frozen_bytes(s, false) +
+                     r->frozen_quant * memory_frozen_bytes(s, true);
+    raw[MC_MASTER] = r->trainable * sb->master;
+    raw[MC_GRADS] = r->trainable * sb->grads;
+    raw[MC_OPTIM] = r->trainable * sb->optim;
+}
+
+double memory_quant_constants_bytes(const struct scenario *s, const struct param_roles *r)
+{
+    if (s->train.finetune != FT_QLORA)
+        return 0;
+    return r->frozen_quant * (memory_frozen_bytes(s, true) - 0.5);
+}
+
+/*
+ * The parameter bytes on this GPU: the partitionable storage divided by `d`,
+ * plus QLoRA's block constants, which stay whole on every GPU however the
+ * parameters are partitioned or offloaded (memory_quant_constants_bytes()).
+ */
+static double param_bytes_on_gpu(const struct scenario *s, const struct param_roles *r,
+                                 double raw_params, double d)
+{
+    double whole = d > 1 ? memory_quant_constants_bytes(s, r) : 0; /* INFINITY: offloaded */
+
+    return divide(s, r, raw_params - whole, d) + whole;
+}
+
+static void states(const struct scenario *s, const struct param_roles *r,
+                   const struct state_bytes *sb, const struct shard_factors *f,
+                   double out[MC_COUNT])
+{
+    double raw[MC_COUNT];
+
+    raw_states(s, r, sb, raw);
+    out[MC_PARAMS] = param_bytes_on_gpu(s, r, raw[MC_PARAMS], f->params);
+    out[MC_MASTER] = divide(s, r, raw[MC_MASTER], f->master);
+    out[MC_GRADS] = divide(s, r, raw[MC_GRADS], f->grads);
+    out[MC_OPTIM] = divide(s, r, raw[MC_OPTIM], f->optim);
+}
+
+void memory_model_states(const struct scenario *s, const struct param_roles *r,
+                         const struct shard_factors *f, double out[MC_COUNT])
+{
+    struct state_bytes sb;
+    int i;
+
+    for (i = 0; i < MC_COUNT; i++)
+        out[i] = 0;
+    memory_state_bytes(s, &sb);
+    states(s, r, &sb, f, out);
+}
+
+double memory_host_bytes(const struct scenario *s, const struct param_roles *r)
+{
+    struct state_bytes sb;
+    struct shard_factors f;
+    struct placement h;
+    double raw[MC_COUNT];
+
+    memory_state_bytes(s, &sb);
+    raw_states(s, r, &sb, raw);
+    sharded_factors(s, &f);
+    host_placement(s, &h);
+    return (h.params ? divide(s, r, raw[MC_PARAMS] - memory_quant_constants_bytes(s, r), f.params)
+                     : 0) +
+           (h.master ? divide(s, r, raw[MC_MASTER], f.master) : 0) +
+           (h.grads ? divide(s, r, raw[MC_GRADS], f.grads) : 0) +
+           (h.optim ? divide(s, r, raw[MC_OPTIM], f.optim) : 0);
+}
+
+/* ---- emission ----------------------------------------------------------------------------- */
+
+/* A mark allocating `bytes` of `cat` when it runs; -1 (no mark) for nothing to allocate. */
+static int emit_mark(struct build *b, int cat, double bytes, const char *label)
+{
+    struct prog *p = b->p;
+    int t;
+
+    if (bytes <= 0)
+        return -1;
+    t = prog_mark(p, ST_COMPUTE, prog_label(p, label, 0));
+    task_mem_start(&p->tasks[t], cat, bytes_i64(bytes));
+    return t;
+}
+
+void memory_emit_static(struct build *b, int cat, double bytes, const char *label)
+{
+    emit_mark(b, cat, bytes, label);
+}
+
+static void emit_categories(struct build *b, const double bytes[MC_COUNT])
+{
+    const char *params = "parameters";
+
+    if (b->s->train.finetune == FT_LORA)
+        params = "parameters (frozen base + LoRA adapters)";
+    else if (b->s->train.finetune == FT_QLORA)
+        params = "parameters (NF4 base + LoRA adapters)";
+    memory_emit_static(b, MC_PARAMS, bytes[MC_PARAMS], params);
+    memory_emit_static(b, MC_MASTER, bytes[MC_MASTER], "fp32 master weights");
+    memory_emit_static(b, MC_GRADS, bytes[MC_GRADS], "gradients");
+    memory_emit_static(b, MC_OPTIM, bytes[MC_OPTIM], "optimizer states");
+}
+
+/* The caller's divisors, with what offload or a paged optimizer keeps on the host removed. */
+static void on_device(const struct scenario *s, const struct shard_factors *f,
+                      struct shard_factors *out)
+{
+    struct placement h;
+
+    host_placement(s, &h);
+    *out = *f;
+    if (h.params)
+        out->params = INFINITY;
+    if (h.master)
+        out->master = INFINITY;
+    if (h.grads)
+        out->grads = INFINITY;
+    if (h.optim)
+        out->optim = INFINITY;
+}
+
+double memory_dequant_bytes(const struct scenario *s)
+{
+    const struct model *m = &s->model;
+    double h = m->hidden, d = m->head_dim, tp = s->par.tp;
+    double qkv = h * (m->heads * d + 2.0 * m->kv_heads * d);
+    double f =
+        m->moe.experts > 0 && m->moe.ffn_hidden > m->ffn_hidden ? m->moe.ffn_hidden : m->ffn_hidden;
+    double widest = qkv > h * f ? qkv : h * f;
+
+    if (s->train.finetune != FT_QLORA)
+        return 0;
+    return widest / tp * compute_param_bytes(s);
+}
+
+/* ---- QLoRA: the whole model at load, the previous micro-batch's inputs ------------------ */
+
+/*
+ * Is the training loop LitGPT's (finetune/lora.py), which keeps the last
+ * micro-batch's graph alive until the next one's loss? training.model_code
+ * litgpt, which `auto` gives eager runs other than adapters under DeepSpeed.
+ */
+static bool litgpt_loop(const struct scenario *s)
+{
+    return scenario_model_code(s) == CODE_LITGPT;
+}
+
+double memory_qlora_load_bytes(const struct scenario *s, const struct param_roles *r)
+{
+    struct state_bytes sb;
+    double raw[MC_COUNT];
+
+    if (s->train.finetune != FT_QLORA || s->par.sharding != SHARD_ZERO3)
+        return 0;
+    memory_state_bytes(s, &sb);
+    raw_states(s, r, &sb, raw);
+    return raw[MC_PARAMS];
+}
+
+double memory_qlora_retained_bytes(const struct scenario *s, double layers)
+{
+    const struct model *m = &s->model;
+    double T = (double)s->train.micro_batch * s->train.seq_len / s->par.cp;
+    double p = compute_param_bytes(s), tp = s->par.tp;
+
+    if (s->train.finetune != FT_QLORA || !litgpt_loop(s) || s->train.recompute != RC_NONE)
+        return 0;
+    /* the inputs of QKV and the MLP's first projections (one tensor), of out-proj and down-proj */
+    return layers * p * T * (2.0 * m->hidden + (m->heads * m->head_dim + m->ffn_hidden) / tp);
+}
+
+/*
+ * Before DeepSpeed partitions a QLoRA model the GPU holds all of it: a mark
+ * ahead of the model states that allocates the whole stored model and frees
+ * it when it ends (the states then take its place).
+ */
+static void emit_load_peak(struct build *b, double load)
+{
+    int t = emit_mark(b, MC_PARAMS, load, "QLoRA model loaded whole before ZeRO-3 partitions it");
+
+    if (t >= 0)
+        task_mem_end(&b->p->tasks[t], MC_PARAMS, -bytes_i64(load));
+}
+
+void memory_emit_model_states(struct build *b, const struct shard_factors *f)
+{
+    struct param_roles r;
+    struct shard_factors d;
+    double bytes[MC_COUNT], layers = 0;
+    int i;
+
+    on_device(b->s, f, &d);
+    memory_build_roles(b, &r);
+    emit_load_peak(b, memory_qlora_load_bytes(b->s, &r));
+    memory_model_states(b->s, &r, &d, bytes);
+    emit_categories(b, bytes);
+    if (!isinf(d.params))
+        memory_emit_static(b, MC_WORKSPACE, memory_dequant_bytes(b->s),
+                           "QLoRA dequantized weight (bf16 copy of one NF4 projection)");
+    for (i = 0; i < b->nunits; i++)
+        layers += b->units[i].kind == UNIT_LAYER;
+    memory_emit_static(b, MC_ACT, memory_qlora_retained_bytes(b->s, layers),
+                       "previous micro-batch's NF4 GEMM inputs (bitsandbytes ctx.tensors)");
+}
+
+double memory_ddp_bucket_bytes(const struct scenario *s, double grad_bytes)
+{
+    /* the DDP ddp.c runs: `auto` is Megatron's for any model parallelism, cp and ep too */
+    bool megatron = scenario_megatron_ddp(s);
+
+    if (megatron || (double)s->par.dp * s->par.cp <= 1)
+        return 0;
+    return grad_bytes;
+}

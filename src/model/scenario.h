@@ -1,0 +1,273 @@
+/*
+ * scenario.h - the typed, validated description of one simulation: hardware,
+ * model architecture, training settings and parallel layout, and the rules
+ * that follow from them (which framework and model code run it).
+ *
+ * config/ loads it from YAML and validates everything, so later stages may
+ * assert instead of checking. Every quantity is stored in base SI units
+ * (bytes, bytes/s, FLOP/s, seconds as sim_time ns, watts). A struct scenario
+ * may be copied by value (sweep and plan do) while the loaded original is alive.
+ */
+#ifndef SIMTRAIN_MODEL_SCENARIO_H
+#define SIMTRAIN_MODEL_SCENARIO_H
+
+#include <stdbool.h>
+
+#include "model/arch.h"
+#include "model/comm.h"
+#include "model/hardware.h"
+
+/* ---- training ------------------------------------------------------------ */
+
+enum optimizer_kind {
+    OPT_ADAMW,
+    OPT_ADAM8BIT, /* bitsandbytes block-wise 8-bit Adam */
+    OPT_SGD,      /* with momentum */
+    OPT_ADAFACTOR
+};
+
+enum recompute {
+    RC_NONE,
+    RC_SELECTIVE, /* Korthikanti: recompute attention core only */
+    RC_FULL       /* checkpoint layer inputs, recompute whole layers */
+};
+
+enum attn_kind {
+    ATTN_FLASH,
+    ATTN_STANDARD
+};
+
+/* Which FlashAttention kernels run fused attention (cost.c). */
+enum attn_impl {
+    ATTN_IMPL_CUDA,  /* FlashAttention-2 CUDA kernels (the hardware's attn_flash efficiency) */
+    ATTN_IMPL_TRITON /* FlashAttention in Triton (flash_attn_triton.py; MPT attn_impl: triton) */
+};
+
+/* How the loss reads the logits (workload.c, workload_head). */
+enum cross_entropy {
+    CE_FP32, /* logits upcast to fp32 and kept (Megatron, torch.nn.CrossEntropyLoss) */
+    CE_FUSED /* one fused kernel on the 16-bit logits (flash_attn cross_entropy) */
+};
+
+/* Whose model code runs the layers (training.model_code; workload.c, memory.c). */
+enum model_code {
+    CODE_AUTO,     /* megatron for Megatron-LM; hf for adapters under DeepSpeed; else litgpt */
+    CODE_MEGATRON, /* Megatron-LM's fused modules */
+    CODE_HF,       /* Hugging Face Transformers modules, adapters from PEFT */
+    CODE_LITGPT    /* LitGPT (lit_gpt/model.py, lora.py) and similar eager code */
+};
+
+enum finetune {
+    FT_FULL,
+    FT_LORA,
+    FT_QLORA
+};
+
+/* LoRA target modules, a bitmask. */
+enum lora_target {
+    LORA_Q = 1 << 0,
+    LORA_K = 1 << 1,
+    LORA_V = 1 << 2,
+    LORA_O = 1 << 3,
+    LORA_GATE = 1 << 4,
+    LORA_UP = 1 << 5,
+    LORA_DOWN = 1 << 6
+};
+
+struct lora_spec {
+    int rank;
+    double alpha;
+    unsigned targets;     /* enum lora_target bits */
+    bool double_quant;    /* QLoRA double quantization of the NF4 constants */
+    bool paged_optimizer; /* QLoRA paged optimizer (optimizer state may page to host) */
+    double dropout;       /* lora_dropout probability on the adapter input; 0 = none */
+};
+
+enum offload {
+    OFFLOAD_NONE,
+    OFFLOAD_OPTIMIZER, /* ZeRO-Offload / FSDP CPU offload of optimizer states */
+    OFFLOAD_PARAMS     /* optimizer states and parameters (ZeRO-3 offload) */
+};
+
+struct training {
+    int seq_len;           /* tokens per sequence */
+    int global_batch;      /* sequences per optimizer step */
+    int micro_batch;       /* sequences per micro-batch per model replica */
+    enum dtype precision;  /* matmul / activation dtype */
+    bool master_weights;   /* fp32 master copy of the weights (mixed precision) */
+    enum dtype grad_dtype; /* gradient accumulation buffer dtype */
+    enum optimizer_kind optimizer;
+    enum recompute recompute;
+    int recompute_layers; /* RC_FULL: checkpointed layers per stage (0 = all) */
+    enum attn_kind attention;
+    enum attn_impl attention_impl; /* kernels of fused attention */
+    enum cross_entropy cross_entropy;
+    enum model_code model_code;
+    enum finetune finetune;
+    struct lora_spec lora;
+    enum offload offload;
+    double tokens;         /* tokens to train, for time-to-train; 0 = not given */
+    double price_gpu_hour; /* price per GPU-hour, USD; 0 = not given */
+    double overhead_bytes; /* CUDA context + NCCL per GPU, bytes */
+    double fragmentation;  /* caching allocator: free share of the memory the step churns */
+};
+
+/* ---- parallel layout ----------------------------------------------------- */
+
+enum pp_schedule {
+    SCHED_1F1B,
+    SCHED_GPIPE,
+    SCHED_INTERLEAVED,
+    SCHED_ZB_H1
+};
+
+enum sharding {
+    SHARD_NONE,         /* DDP / Megatron DDP: replicated, all-reduce */
+    SHARD_ZERO1,        /* optimizer states (Megatron distributed optimizer) */
+    SHARD_ZERO2,        /* + gradients */
+    SHARD_ZERO3,        /* + parameters (DeepSpeed) */
+    SHARD_FSDP,         /* PyTorch FULL_SHARD */
+    SHARD_FSDP_GRAD_OP, /* PyTorch SHARD_GRAD_OP */
+    SHARD_HSDP,         /* PyTorch HYBRID_SHARD */
+    SHARD_FSDP_NO_SHARD /* PyTorch NO_SHARD */
+};
+
+enum framework {
+    FW_AUTO, /* megatron when tp/pp/cp/ep > 1, else pytorch (deepspeed for zero*) */
+    FW_MEGATRON,
+    FW_DEEPSPEED,
+    FW_PYTORCH
+};
+
+/* Parallel dimensions, in the order a placement string names them. */
+enum par_dim {
+    DIM_TP,
+    DIM_CP,
+    DIM_EP,
+    DIM_DP,
+    DIM_PP,
+    DIM_COUNT
+};
+
+struct parallelism {
+    int dp, tp, pp, vpp, cp, ep; /* degrees; dp derived from the GPU count when 0 */
+    bool sequence_parallel;
+    enum pp_schedule schedule;
+    enum sharding sharding;
+    enum framework framework;
+    int order[DIM_COUNT];    /* placement, innermost (fastest-varying rank) first */
+    int first_stage_layers;  /* layers on the first pipeline stage, 0 = even split */
+    int last_stage_layers;   /* layers on the last pipeline stage, 0 = even split */
+    bool tp_comm_overlap;    /* overlap TP communication with compute */
+    bool tp_async_allreduce; /* backward input-gradient all-reduce overlaps the weight gradient */
+};
+
+/* Which data-parallel wrapper reduces the gradients (Megatron-LM's --DDP-impl local | torch). */
+enum ddp_impl {
+    DDP_IMPL_AUTO, /* the framework's own: Megatron's for megatron, else PyTorch's */
+    DDP_IMPL_MEGATRON,
+    DDP_IMPL_PYTORCH
+};
+
+struct ddp_cfg {
+    double bucket_bytes;       /* PyTorch bucket_cap_mb (25 MB) */
+    double first_bucket_bytes; /* PyTorch _DEFAULT_FIRST_BUCKET_BYTES (1 MB) */
+    bool overlap;              /* all-reduce buckets during backward */
+    bool grad_accum_fusion;    /* Megatron: weight-gradient GEMMs accumulate into main_grad */
+    enum ddp_impl impl;        /* DDP wrapper (Megatron --DDP-impl) */
+};
+
+/* DeepSpeed ZeRO knobs, DeepSpeed's names; sizes in elements as DeepSpeed counts. */
+/* How ZeRO-3 gathers its parameters (zero.stage3_gather). */
+enum zero3_gather {
+    ZERO3_GATHER_COALESCED,     /* DeepSpeed since mid-2021: prefetched, bucketed, asynchronous */
+    ZERO3_GATHER_PER_PARAM_SYNC /* DeepSpeed 0.3.13-0.4.x: one blocking gather per parameter */
+};
+
+struct zero_cfg {
+    double reduce_bucket_size;
+    double allgather_bucket_size;
+    double prefetch_bucket_size;        /* stage3_prefetch_bucket_size */
+    double max_live_parameters;         /* stage3_max_live_parameters */
+    double param_persistence_threshold; /* stage3_param_persistence_threshold */
+    double max_reuse_distance;          /* stage3_max_reuse_distance */
+    bool overlap_comm;
+    bool contiguous_gradients;
+    enum zero3_gather stage3_gather;
+};
+
+enum backward_prefetch {
+    BWD_PREFETCH_PRE,
+    BWD_PREFETCH_POST,
+    BWD_PREFETCH_NONE
+};
+
+struct fsdp_cfg {
+    enum backward_prefetch backward_prefetch;
+    bool forward_prefetch;
+    bool limit_all_gathers;
+    bool reshard_after_forward;
+    int version;             /* 1 = FlatParameter FSDP, 2 = per-parameter FSDP2 */
+    enum dtype param_dtype;  /* MixedPrecision.param_dtype */
+    enum dtype reduce_dtype; /* MixedPrecision.reduce_dtype */
+    enum dtype buffer_dtype; /* MixedPrecision.buffer_dtype */
+};
+
+struct nccl_cfg {
+    enum coll_algo algo;   /* like NCCL_ALGO */
+    enum coll_proto proto; /* like NCCL_PROTO */
+};
+
+struct sim_cfg {
+    int straggler_rank;        /* -1 = none; with --ranks all, this rank runs slower */
+    double straggler_slowdown; /* compute time multiplier for the straggler, >= 1 */
+    sim_time step_overhead;    /* fixed per-step host overhead (data loading, logging), ns */
+};
+
+struct cfg_source; /* the parsed YAML files, for diagnostics (config.c) */
+
+struct scenario {
+    const char *name;
+    const char *path;
+    const char *description;
+    struct hardware hw;
+    struct model model;
+    int nodes; /* nodes in the job */
+    int gpus;  /* total GPUs = nodes * hw.gpus_per_node unless given */
+    struct training train;
+    struct parallelism par;
+    struct ddp_cfg ddp;
+    struct zero_cfg zero;
+    struct fsdp_cfg fsdp;
+    struct nccl_cfg nccl;
+    struct sim_cfg sim;
+    unsigned given;         /* values with derived defaults that were set explicitly
+                               (enum cfg_given bits, config_schema.h) */
+    struct cfg_source *src; /* NULL for scenarios built in code */
+};
+
+/*
+ * The software that runs the scenario: parallelism.framework, or for `auto` Megatron-LM under
+ * any model parallelism (tp, pp, cp or ep > 1), DeepSpeed for the ZeRO stages, PyTorch else.
+ */
+enum framework scenario_framework(const struct scenario *s);
+
+/*
+ * Whose model code runs the layers: training.model_code, or for `auto` Megatron's under the
+ * Megatron framework, Hugging Face + PEFT for LoRA / QLoRA under DeepSpeed (the Trainer /
+ * Accelerate integration), LitGPT's layout for any other eager run.
+ */
+enum model_code scenario_model_code(const struct scenario *s);
+
+/* Does Megatron-LM's own DDP reduce the gradients? ddp.impl, or for `auto` whether the
+ * framework is Megatron. */
+bool scenario_megatron_ddp(const struct scenario *s);
+
+/* Enum names as the YAML spells them (for reports). */
+const char *sharding_name(enum sharding sh);
+const char *schedule_name(enum pp_schedule s);
+const char *recompute_name(enum recompute r);
+const char *optimizer_name(enum optimizer_kind o);
+const char *finetune_name(enum finetune f);
+
+#endif

@@ -1,0 +1,203 @@
+/*
+ * workload.h - a decoder-only transformer as operators: for one transformer
+ * layer, the embedding and the LM head with loss, each operator's forward
+ * and backward FLOPs, memory traffic, duration on the configured GPU, and the
+ * bytes it saves for backward, all per rank after tensor/sequence/context
+ * parallel sharding.
+ *
+ * Model choices and sources:
+ * - GEMM FLOPs 2mnk; backward = dgrad + wgrad = 2x forward (NAR21 App., KOR22
+ *   App. A). Per-layer structure generalised to GQA and SwiGLU as Megatron's
+ *   num_floating_point_operations() does (formulas.md §1.3).
+ * - Model FLOPs (MFU) count attention without a causal discount, as Korthikanti
+ *   App. A eq. 7 and PaLM App. B do; durations of FlashAttention use the causal
+ *   half (FA2 skips masked blocks; Megatron halves the s^2 term for that reason).
+ *   FlashAttention's backward runs 5 of the 7 matmul passes: 2.5x forward (FA2 §3.1).
+ * - Saved activations: Korthikanti §4 per-tensor accounting (16-bit
+ *   activations, 1-byte dropout masks), generalised tensor by tensor to GQA
+ *   (K and V of kv_heads * head_dim) and SwiGLU (gate, up and their product
+ *   kept for backward); FlashAttention replaces the s^2 softmax terms by the
+ *   output and fp32 log-sum-exp statistics (FA1 §3.1); normalisation statistics
+ *   (fp32 per token) are counted, which Korthikanti ignores.
+ * - Under sequence parallelism the replicated tensors (norm inputs and outputs,
+ *   dropout masks) are divided by tp (KOR22 §4.2.2).
+ * - LoRA / QLoRA (LORA §4.1, QLORA §3): the base weights are frozen, so base
+ *   GEMMs skip their weight gradients (input gradients still flow to earlier
+ *   adapters), and a frozen projection no longer saves its input for backward
+ *   unless an adapter on it needs the same tensor (autograd saves a matmul
+ *   operand only for the other operand's gradient). Each targeted matrix adds
+ *   the adapter GEMMs x*A (T x d_in x r) and (xA)*B (T x r x d_out), their
+ *   input and weight gradients, and saves xA (T x r). With lora_dropout > 0
+ *   (training.lora.dropout; PEFT defaults to 0, LitGPT uses 0.05) the
+ *   adapters of one input read a dropped copy of it, saved with its 1-byte
+ *   mask instead of x. QLoRA dequantizes each NF4 projection
+ *   weight to bf16 before every forward and backward GEMM (bitsandbytes
+ *   MatMul4Bit): a memory-bound pass reading the NF4 bytes and writing 2 B per
+ *   weight, in forward and again in backward. The embedding and the LM head
+ *   stay frozen in 16 bits: no weight gradients.
+ * - Bias gradients: a projection with a bias reduces its output gradient over
+ *   the tokens in backward (Megatron ColumnParallelLinear grad_output.sum(0)).
+ * - The loss: fp32-upcast logits (Megatron's vocab-parallel cross-entropy as
+ *   its separate fp32 passes, mpu/cross_entropy.py) or flash_attn's fused
+ *   cross-entropy on the 16-bit logits (training.cross_entropy: fused).
+ * - FlashAttention kernels: FlashAttention-2 CUDA, or FlashAttention in Triton
+ *   at FA2 §4.1's middle slowdown (cost_attn_impl_speed()).
+ * - MoE token permutation and unpermutation (Megatron core moe_utils.py) as
+ *   memory-bound passes over the T*k routed copies.
+ * - Eager modules (workload_eager()) save more than Megatron's fused kernels
+ *   (formulas.md §2.4 "Limits": measured 24-48 hidden-state copies per layer
+ *   for Hugging Face models): RMSNorm keeps an fp32 copy of its input instead
+ *   of the 16-bit one, SiLU-gated MLPs keep gate,
+ *   silu(gate) and up, and the attention output is copied to a contiguous
+ *   tensor before the out-projection. LayerNorm (a fused ATen kernel) and
+ *   GeLU save the same in both.
+ */
+#ifndef SIMTRAIN_WORKLOAD_H
+#define SIMTRAIN_WORKLOAD_H
+
+#include "model/scenario.h"
+
+enum op_kind {
+    OP_GEMM,
+    OP_ATTN, /* attention core: QK^T, softmax, AV (fused or not) */
+    OP_MEM,  /* memory-bound: norm, activation, dropout, residual, rope, loss */
+    OP_EMBED /* embedding gather / scatter-add */
+};
+
+/* The two blocks of a layer between tensor-parallel collectives. */
+enum layer_part {
+    PART_ATTN,
+    PART_MLP,
+    PART_COUNT
+};
+
+/*
+ * Where an op sits inside its layer part, between the tensor-parallel
+ * collectives: the norm before the first projection, the MoE router, the
+ * column-parallel projection (QKV, FC1 / gate-up, with their LoRA adapters and
+ * QLoRA dequantization), what lies between it and the core (rope, activation),
+ * the attention core, the row-parallel projection (output, FC2 / down, with
+ * adapters) and the residual after it.
+ */
+enum op_seg {
+    SEG_PRE,
+    SEG_GATE,
+    SEG_COL,
+    SEG_MID,
+    SEG_CORE,
+    SEG_ROW,
+    SEG_POST
+};
+
+#define MAX_OPS 32
+
+struct op {
+    char name[24];
+    int kind;         /* enum op_kind */
+    int part;         /* enum layer_part (layers), 0 otherwise */
+    int seg;          /* enum op_seg */
+    double m, n, k;   /* GEMM: (m x k) @ (k x n), per rank */
+    double batch;     /* independent GEMMs of that shape (experts) */
+    double flops;     /* forward FLOPs counted for MFU, per rank */
+    double hw_flops;  /* forward FLOPs executed (causal skipping), per rank */
+    double bytes;     /* forward memory traffic, bytes */
+    sim_time t_fwd;   /* forward duration */
+    sim_time t_dgrad; /* backward w.r.t. inputs */
+    sim_time t_wgrad; /* backward w.r.t. weights (0 for ops without weights) */
+    double saved;     /* bytes saved for backward (no recompute) */
+    bool core;        /* recomputed by selective recompute (attention core) */
+    double kept;      /* core ops: bytes of `saved` selective recompute keeps (Q, K, V inputs) */
+};
+
+/* The per-rank slice of the work: micro-batch, sequence and parallel degrees. */
+struct shard {
+    int b; /* micro-batch, sequences */
+    int s; /* sequence length seen by attention (full, before cp) */
+    int tp, cp, ep;
+    bool sp;       /* sequence parallel */
+    enum dtype dt; /* activation / matmul dtype */
+};
+
+struct layer_cost {
+    struct op ops[MAX_OPS];
+    int nops;
+    sim_time fwd[PART_COUNT];         /* forward compute per part */
+    sim_time dgrad[PART_COUNT];       /* backward input-gradient compute per part */
+    sim_time wgrad[PART_COUNT];       /* backward weight-gradient compute per part */
+    sim_time recompute_selective;     /* forward time of the attention core */
+    double act[3];                    /* saved bytes by enum recompute (none, selective, full) */
+    double params[PART_COUNT];        /* parameters per rank, elements */
+    double linear_params[PART_COUNT]; /* of which projection weights (QLoRA quantizes these) */
+    double lora_params[PART_COUNT];   /* LoRA adapter parameters per rank (0 for full training) */
+    double flops_fwd;                 /* model FLOPs forward per rank */
+    double tp_bytes;                  /* size of one TP collective (b*s*h), bytes */
+    double moe_a2a_bytes;             /* MoE: bytes one all-to-all dispatch moves per rank */
+    double bwd_transient;             /* bytes of the MLP backward's activation gradients */
+};
+
+struct edge_cost { /* embedding (first stage) or head + loss (last stage) */
+    struct op ops[8];
+    int nops;
+    sim_time fwd, bwd;
+    double act;             /* bytes saved for backward */
+    double logits_bytes;    /* fp32 logits kept for the loss backward (head) */
+    double transient_bytes; /* peak transient during the forward (head logits) */
+    double params;          /* per rank, elements */
+    double flops_fwd;
+};
+
+void workload_shard(const struct scenario *s, struct shard *sh);
+
+/* Cost of one transformer layer; moe selects the MoE MLP. */
+void workload_layer(const struct scenario *s, const struct shard *sh, bool moe,
+                    struct layer_cost *out);
+void workload_embedding(const struct scenario *s, const struct shard *sh, struct edge_cost *out);
+void workload_head(const struct scenario *s, const struct shard *sh, struct edge_cost *out);
+
+/*
+ * Does the scenario run unfused PyTorch modules (Hugging Face / LitGPT /
+ * torchtitan eager) rather than Megatron's fused kernels? Eager unless the
+ * model code (scenario_model_code(): training.model_code, for `auto` the
+ * framework's) is Megatron's. It changes what is saved for backward: see
+ * "Eager modules" above.
+ */
+bool workload_eager(const struct scenario *s);
+
+/* Is layer i (0-based) an MoE layer? */
+bool workload_is_moe(const struct model *m, int layer);
+
+/* Parameter counts of the whole model (elements, not sharded). */
+double workload_params_layer(const struct model *m, bool moe);
+double workload_params_embedding(const struct model *m); /* tokens + positions */
+double workload_params_head(const struct model *m);      /* final norm + untied output */
+double workload_params_total(const struct model *m);
+double workload_params_active(const struct model *m); /* per token (MoE: top-k experts) */
+
+/* Projection weights of one layer (q, k, v, o and the MLP matrices; experts included), elements. */
+double workload_linear_params_layer(const struct model *m, bool moe);
+
+/*
+ * LoRA adapter parameters of one layer, unsharded: r * (d_in + d_out) per
+ * targeted matrix (LORA §4.1), each expert's matrices included; 0 for full
+ * fine-tuning. `gate` has no matrix in a GeLU MLP (fc1 is `up`, fc2 `down`).
+ */
+double workload_lora_params_layer(const struct scenario *s, bool moe);
+double workload_lora_params_total(const struct scenario *s);
+
+/*
+ * Bytes per NF4 weight with its block-wise constants (QLORA §3): 0.5 + 4/64
+ * plain, 0.5 + 1/64 + 4/(64*256) with double quantization.
+ */
+double workload_nf4_bytes(bool double_quant);
+
+/* Trainable parameters of the model: all of them, or the LoRA adapters. */
+double workload_params_trainable(const struct scenario *s);
+
+/*
+ * Model FLOPs of one optimizer step (forward + backward, no recomputation, no
+ * causal discount), for the whole global batch: Korthikanti App. A eq. 7
+ * generalised per formulas.md §1.3.
+ */
+double workload_model_flops(const struct scenario *s);
+
+#endif

@@ -1,0 +1,634 @@
+/* prog.c - see prog.h. */
+#if defined(__linux__)
+#define _GNU_SOURCE /* mmap's MAP_ANONYMOUS, madvise's MADV_HUGEPAGE */
+#endif
+#include "prog/prog.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+/* ---- storage of the large per-task arrays ------------------------------------------------ */
+
+/*
+ * The flagship's four stage programs hold 221,000 tasks (64 bytes each) and 283,000
+ * dependencies, and the first write to each 4 KiB page of fresh memory is a page fault: about
+ * 3.5 us each on the development VM (measured: 12.5 ms to touch 14 MiB, more than building the
+ * tasks takes). Arrays of BIG_MIN bytes or more therefore get an anonymous mapping of their own,
+ * aligned to and advised for transparent huge pages (madvise(2) MADV_HUGEPAGE: one fault per
+ * 2 MiB, 2.1 ms for the same 14 MiB; "madvise" is Debian 12's default THP mode). The kernel
+ * zeroes every huge page written (about 3.5 GB/s here), so a mapping reserves BIG_ROOM of
+ * address space, where the array grows in place and only the pages written cost anything, and
+ * prog_seal() puts the sealed arrays after the dependency list in its mapping. Smaller arrays,
+ * and systems without madvise, use malloc.
+ */
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+#define BIG_PAGE ((size_t)2 << 20) /* the huge page of x86-64 and arm64 (4 KiB granule) */
+#define BIG_MIN  ((size_t)512 << 10)
+#define BIG_ROOM ((size_t)16 << 20) /* address space, not memory (MAP_NORESERVE) */
+#else
+#define BIG_PAGE ((size_t)1)
+#define BIG_MIN  SIZE_MAX
+#define BIG_ROOM ((size_t)0)
+#endif
+
+static size_t big_len(size_t bytes)
+{
+    return (bytes + BIG_PAGE - 1) / BIG_PAGE * BIG_PAGE;
+}
+
+/* A zeroed mapping of big_len(bytes), aligned to BIG_PAGE; aborts when out of memory. */
+static void *big_map(size_t bytes)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    size_t len = big_len(bytes);
+    char *m = mmap(NULL, len + BIG_PAGE, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    char *a;
+
+    if (m == MAP_FAILED) {
+        fprintf(stderr, "simtrain: out of memory allocating %zu bytes\n", len);
+        abort();
+    }
+    a = (char *)(((uintptr_t)m + BIG_PAGE - 1) & ~(uintptr_t)(BIG_PAGE - 1));
+    if (a > m)
+        munmap(m, (size_t)(a - m));
+    munmap(a + len, (size_t)(m + BIG_PAGE - a)); /* the unaligned tail */
+    (void)madvise(a, len, MADV_HUGEPAGE);        /* advice: without it, 4 KiB pages */
+    return a;
+#else
+    (void)bytes;
+    assert(0 && "no big mappings on this system");
+    return NULL;
+#endif
+}
+
+/* Free an array of `bytes` capacity allocated by big_alloc() or big_grow(); NULL is fine. */
+static void big_free(void *p, size_t bytes)
+{
+    if (!p)
+        return;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (bytes >= BIG_MIN) {
+        munmap(p, big_len(bytes));
+        return;
+    }
+#endif
+    free(p);
+}
+
+/* An uninitialised array of `bytes`, big or from malloc by size; free with big_free(p, bytes). */
+static void *big_alloc(size_t bytes)
+{
+    return bytes >= BIG_MIN ? big_map(bytes) : xmalloc(bytes);
+}
+
+/* grow_array() for big arrays: room for `need` elements of `size` bytes, contents kept. */
+static void big_grow(void **items, size_t *cap, size_t need, size_t size)
+{
+    size_t n = *cap ? *cap : 8;
+    void *m;
+
+    if (need <= *cap)
+        return;
+    while (n < need)
+        n *= 2;
+    if (n * size < BIG_MIN) {
+        *items = xrealloc(*items, n * size);
+        *cap = n;
+        return;
+    }
+    n = big_len(MAX(n * size, BIG_ROOM)) / size; /* the whole mapping */
+    m = big_map(n * size);
+    if (*cap > 0)
+        memcpy(m, *items, *cap * size);
+    big_free(*items, *cap * size);
+    *items = m;
+    *cap = n;
+}
+
+/* Bytes of the block prog_seal() allocates: preds, succs, snext, pstart, then stream_of. */
+static size_t sealed_bytes(const struct prog *p)
+{
+    return sizeof(int32_t) * (2 * (size_t)p->npreds + 2 * (size_t)p->ntasks + 1) +
+           (size_t)p->ntasks;
+}
+
+struct prog *prog_new(const char *role)
+{
+    struct prog *p = xcalloc(1, sizeof(*p));
+
+    snprintf(p->role, sizeof(p->role), "%s", role);
+    return p;
+}
+
+static void seg_release(struct prog_seg *g)
+{
+    free(g->tasks);
+    free(g->lslot);
+    free(g->lfmt);
+    free(g->larg);
+    free(g->lid);
+    free(g->e);
+}
+
+static void segs_free(struct prog *p)
+{
+    int i;
+
+    for (i = 0; i < p->nsegs; i++) {
+        seg_release(&p->segs[i]);
+    }
+    free(p->segs);
+    p->segs = NULL;
+    p->nsegs = 0;
+    p->cap_segs = 0;
+}
+
+void prog_free(struct prog *p)
+{
+    if (!p)
+        return;
+    segs_free(p);
+    free(p->labels);
+    free(p->label_hash);
+    big_free(p->tasks, p->cap_tasks * sizeof(*p->tasks));
+    if (p->sealed && !p->seal_in_edges)
+        big_free(p->preds, sealed_bytes(p)); /* the other sealed arrays share its block */
+    big_free(p->edges, p->cap_edges * sizeof(*p->edges));
+    free(p);
+}
+
+int prog_add(struct prog *p, const struct task *t)
+{
+    struct task *n;
+
+    assert(!p->sealed);
+    if ((size_t)p->ntasks + 1 > p->cap_tasks)
+        big_grow((void **)&p->tasks, &p->cap_tasks, (size_t)p->ntasks + 1, sizeof(*p->tasks));
+    n = &p->tasks[p->ntasks];
+    *n = *t;
+    n->npred = n->nsucc = 0; /* counted by prog_dep(), placed by prog_seal() */
+    return p->ntasks++;
+}
+
+void prog_reserve(struct prog *p, int ntasks, int nedges)
+{
+    assert(!p->sealed);
+    if (ntasks > 0)
+        big_grow((void **)&p->tasks, &p->cap_tasks, (size_t)ntasks, sizeof(*p->tasks));
+    if (nedges > 0)
+        big_grow((void **)&p->edges, &p->cap_edges, (size_t)nedges, sizeof(*p->edges));
+}
+
+void prog_dep(struct prog *p, int t, int dep)
+{
+    assert(!p->sealed);
+    assert(dep >= 0 && dep < t && t < p->ntasks);
+    if ((size_t)p->nedges + 1 > p->cap_edges)
+        big_grow((void **)&p->edges, &p->cap_edges, (size_t)p->nedges + 1, sizeof(*p->edges));
+    p->edges[p->nedges].from = dep;
+    p->edges[p->nedges].to = t;
+    p->nedges++;
+    p->tasks[t].npred++;
+    p->tasks[dep].nsucc++;
+}
+
+static int label_intern(struct prog *p, const char *fmt, int arg);
+
+static size_t label_slot(const struct prog *p, const char *fmt, int arg)
+{
+    uint64_t h = (uint64_t)(uintptr_t)fmt * 0x9E3779B97F4A7C15ull ^ (uint64_t)(uint32_t)arg;
+    size_t i;
+
+    h ^= h >> 29;
+    for (i = h & (p->label_hash_cap - 1);; i = (i + 1) & (p->label_hash_cap - 1)) {
+        int id = p->label_hash[i];
+        if (id < 0 || (p->labels[id].fmt == fmt && p->labels[id].arg == arg))
+            return i;
+    }
+}
+
+int prog_label(struct prog *p, const char *fmt, int arg)
+{
+    size_t c = (size_t)((((uintptr_t)fmt * 0x9E3779B97F4A7C15ull) >> 40) ^
+                        (uint64_t)(unsigned)arg * 0x85EBCA6Bu) &
+               (PROG_LCACHE - 1);
+    int id;
+
+    /* builders ask for the same few labels over and over: a direct-mapped cache first */
+    if (p->lcache[c].fmt == fmt && p->lcache[c].arg == arg)
+        return p->lcache[c].id;
+    id = label_intern(p, fmt, arg);
+    p->lcache[c].fmt = fmt;
+    p->lcache[c].arg = arg;
+    p->lcache[c].id = id;
+    return id;
+}
+
+static int label_intern(struct prog *p, const char *fmt, int arg)
+{
+    size_t i;
+
+    if (2 * ((size_t)p->nlabels + 1) > p->label_hash_cap) {
+        size_t cap = p->label_hash_cap ? 2 * p->label_hash_cap : 256;
+        int k;
+        free(p->label_hash);
+        p->label_hash = xmalloc(cap * sizeof(int));
+        p->label_hash_cap = cap;
+        for (i = 0; i < cap; i++)
+            p->label_hash[i] = -1;
+        for (k = 0; k < p->nlabels; k++)
+            p->label_hash[label_slot(p, p->labels[k].fmt, p->labels[k].arg)] = k;
+    }
+    i = label_slot(p, fmt, arg);
+    if (p->label_hash[i] >= 0)
+        return p->label_hash[i];
+    grow_array((void **)&p->labels, &p->cap_labels, (size_t)p->nlabels + 1, sizeof(*p->labels));
+    p->labels[p->nlabels].fmt = fmt;
+    p->labels[p->nlabels].arg = arg;
+    p->label_hash[i] = p->nlabels;
+    return p->nlabels++;
+}
+
+void prog_label_text(const struct prog *p, int id, char *buf, size_t n)
+{
+    const char *f = p->labels[id].fmt;
+    size_t o = 0;
+
+    if (n == 0)
+        return;
+    for (; *f && o + 1 < n; f++) {
+        if (f[0] == '%' && f[1] == 'd') {
+            int w = snprintf(buf + o, n - o, "%d", p->labels[id].arg);
+            o += w > 0 ? (size_t)w : 0;
+            if (o >= n)
+                o = n - 1;
+            f++;
+        } else {
+            buf[o++] = *f;
+        }
+    }
+    buf[o] = '\0';
+}
+
+/*
+ * Counting sort of the edge list into per-task predecessor and successor
+ * arrays (prog_dep() counted each task's edges), each in the order of the edges;
+ * the stream order links each task to the next on its stream.
+ */
+void prog_seal(struct prog *p)
+{
+    int32_t np = 0, ns = 0, last[ST_COUNT];
+    int i;
+
+    assert(!p->sealed);
+    p->npreds = p->nedges;
+    /* one block: preds, succs, snext, pstart, stream_of; when the edge list has a big mapping,
+     * in its room after the list (which the sort below still reads) */
+    p->seal_in_edges = p->cap_edges * sizeof(*p->edges) >= BIG_MIN &&
+                       (p->cap_edges - (size_t)p->nedges) * sizeof(*p->edges) >= sealed_bytes(p);
+    p->preds = p->seal_in_edges ? (int32_t *)(p->edges + p->nedges) : big_alloc(sealed_bytes(p));
+    p->succs = p->preds + p->nedges;
+    p->snext = p->succs + p->nedges;
+    p->pstart = p->snext + p->ntasks;
+    p->stream_of = (uint8_t *)(p->pstart + p->ntasks + 1);
+    for (i = 0; i < ST_COUNT; i++)
+        last[i] = -1;
+    /* each list's end, then filled backwards from it over the edges in reverse: in edge order */
+    for (i = 0; i < p->ntasks; i++) {
+        struct task *t = &p->tasks[i];
+        np += t->npred;
+        ns += t->nsucc;
+        p->pstart[i] = np - t->npred;
+        t->pred0 = np;
+        t->succ0 = ns;
+        p->stream_of[i] = t->stream;
+        if (t->kind == TASK_COLL || t->kind == TASK_SEND || t->kind == TASK_RECV) {
+            uint32_t *used = t->kind == TASK_COLL   ? &p->coll_comms
+                             : t->kind == TASK_SEND ? &p->send_comms
+                                                    : &p->recv_comms;
+            assert(t->comm < 32);
+            *used |= 1u << t->comm;
+        }
+        if (last[t->stream] >= 0)
+            p->snext[last[t->stream]] = i;
+        else
+            p->sfirst[t->stream] = i;
+        last[t->stream] = i;
+    }
+    p->pstart[p->ntasks] = np;
+    for (i = 0; i < ST_COUNT; i++) {
+        if (last[i] >= 0)
+            p->snext[last[i]] = p->ntasks;
+        else
+            p->sfirst[i] = p->ntasks;
+    }
+    for (i = p->nedges - 1; i >= 0; i--) {
+        int32_t from = p->edges[i].from, to = p->edges[i].to;
+        p->preds[--p->tasks[to].pred0] = from;
+        p->succs[--p->tasks[from].succ0] = to;
+    }
+    if (!p->seal_in_edges) {
+        big_free(p->edges, p->cap_edges * sizeof(*p->edges));
+        p->edges = NULL;
+        p->cap_edges = 0;
+    }
+    segs_free(p);
+    p->sealed = 1;
+}
+
+/* ---- stamping ------------------------------------------------------------------------------ */
+
+static int seg_index(const struct prog *p, uint64_t key)
+{
+    int i;
+
+    for (i = 0; i < p->nsegs; i++)
+        if (p->segs[i].key == key)
+            return i;
+    return -1;
+}
+
+/* Off only in tests, which compare stamped programs with freshly emitted ones. */
+static bool stamping = true;
+
+void prog_set_stamping(bool on)
+{
+    stamping = on;
+}
+
+int prog_seg_find(const struct prog *p, uint64_t key)
+{
+    int i;
+
+    if (!stamping)
+        return -1;
+    i = seg_index(p, key);
+
+    return i >= 0 && p->segs[i].ok ? i : -1;
+}
+
+void prog_seg_begin(struct prog *p, uint64_t key, const int ext[PROG_SEG_EXT], int arg, int mb)
+{
+    int i = seg_index(p, key), k;
+    struct prog_seg *g;
+
+    assert(!p->sealed && p->rec_seg == 0);
+    if (i < 0) {
+        grow_array((void **)&p->segs, &p->cap_segs, (size_t)p->nsegs + 1, sizeof(*p->segs));
+        i = p->nsegs++;
+        memset(&p->segs[i], 0, sizeof(p->segs[i]));
+        p->segs[i].key = key;
+    }
+    g = &p->segs[i];
+    for (k = 0; k < PROG_SEG_EXT; k++)
+        g->ext[k] = ext[k];
+    g->arg = arg;
+    g->mb = mb;
+    p->rec_seg = i + 1;
+    p->rec_t0 = p->ntasks;
+    p->rec_e0 = p->nedges;
+}
+
+/* A task index of the recording as the segment stores it; false when outside it and ext. */
+static bool seg_encode(const struct prog_seg *g, int t0, int t, int *code)
+{
+    int k;
+
+    if (t < 0) {
+        *code = INT32_MIN;
+        return true;
+    }
+    if (t >= t0) {
+        *code = t - t0;
+        return true;
+    }
+    for (k = 0; k < PROG_SEG_EXT; k++)
+        if (g->ext[k] >= 0 && g->ext[k] == t) {
+            *code = -1 - k;
+            return true;
+        }
+    return false;
+}
+
+static int seg_decode(int code, int t0, const int ext[PROG_SEG_EXT])
+{
+    if (code == INT32_MIN)
+        return -1;
+    return code >= 0 ? t0 + code : ext[-1 - code];
+}
+
+void prog_seg_end(struct prog *p, const int *out, int nout, int aux)
+{
+    struct prog_seg *g;
+    int t0 = p->rec_t0, n, i;
+
+    assert(p->rec_seg > 0 && nout <= PROG_SEG_OUT);
+    g = &p->segs[p->rec_seg - 1];
+    p->rec_seg = 0;
+    n = p->ntasks - t0;
+    seg_release(g);
+    g->ntasks = n;
+    g->tasks = xmalloc(sizeof(*g->tasks) * (size_t)(n ? n : 1));
+    g->lslot = xmalloc(sizeof(*g->lslot) * (size_t)(n ? n : 1));
+    g->lfmt = xmalloc(sizeof(*g->lfmt) * (size_t)(n ? n : 1));
+    g->larg = xmalloc(sizeof(*g->larg) * (size_t)(n ? n : 1));
+    g->lid = NULL;
+    g->lid_rows = 0;
+    g->nlab = 0;
+    g->ok = true;
+    for (i = 0; i < n; i++) {
+        const struct task *t = &p->tasks[t0 + i];
+        const struct prog_label *l = &p->labels[t->label];
+        int32_t arg = l->arg == g->arg ? INT32_MIN : l->arg;
+        int k;
+        g->tasks[i] = *t;
+        g->tasks[i].npred = g->tasks[i].nsucc = 0;
+        for (k = 0; k < g->nlab; k++)
+            if (g->lfmt[k] == l->fmt && g->larg[k] == arg)
+                break;
+        if (k == g->nlab) {
+            g->lfmt[k] = l->fmt;
+            g->larg[k] = arg;
+            g->nlab++;
+        }
+        g->lslot[i] = k;
+    }
+    g->nedges = p->nedges - p->rec_e0;
+    g->e = xmalloc(sizeof(*g->e) * (size_t)(g->nedges ? g->nedges : 1));
+    for (i = 0; i < g->nedges; i++) {
+        const struct prog_edge *e = &p->edges[p->rec_e0 + i];
+        g->ok = g->ok && e->to >= t0 && seg_encode(g, t0, e->from, &g->e[i].from);
+        g->e[i].to = e->to - t0;
+        if (!g->ok)
+            break;
+        /* the counts the segment's own edges give its tasks, stamped with them */
+        g->tasks[g->e[i].to].npred++;
+        if (g->e[i].from >= 0)
+            g->tasks[g->e[i].from].nsucc++;
+    }
+    for (i = 0; i < nout; i++)
+        g->ok = g->ok && seg_encode(g, t0, out[i], &g->out[i]);
+    g->aux = aux;
+}
+
+#define SEG_LID_ROWS 4096 /* stamp arguments (layer numbers) whose label indices are kept */
+
+/*
+ * The label indices of segment g's labels under stamp argument `arg`. The recorded calls
+ * interned the labels in task order: interning the distinct ones in order of first use
+ * assigns the same indices. Once interned they are kept, per argument.
+ */
+static const int32_t *seg_labels(struct prog *p, struct prog_seg *g, int arg)
+{
+    int w = g->nlab + 1, i;
+    int32_t *row;
+
+    if (!g->lid || (arg >= g->lid_rows && arg < SEG_LID_ROWS)) {
+        int from = g->lid ? g->lid_rows : 0, rows = g->lid_rows;
+        if (arg >= rows && arg < SEG_LID_ROWS)
+            rows = MIN(MAX(arg + 1, 2 * rows), SEG_LID_ROWS);
+        g->lid = xrealloc(g->lid, sizeof(*g->lid) * (size_t)(rows + 1) * (size_t)w);
+        for (i = from * w; i < (rows + 1) * w; i++)
+            g->lid[i] = INT32_MIN; /* not interned (the argument slot holds no argument) */
+        g->lid_rows = rows;
+    }
+    row = g->lid + (size_t)(arg >= 0 && arg < g->lid_rows ? arg : g->lid_rows) * (size_t)w;
+    if (row[g->nlab] == arg && arg != INT32_MIN)
+        return row;
+    for (i = 0; i < g->nlab; i++)
+        row[i] = prog_label(p, g->lfmt[i], g->larg[i] == INT32_MIN ? arg : g->larg[i]);
+    row[g->nlab] = arg;
+    return row;
+}
+
+int prog_seg_stamp(struct prog *p, int seg, const int ext[PROG_SEG_EXT], int arg, int mb, int *out,
+                   int nout)
+{
+    struct prog_seg *g = &p->segs[seg];
+    const int32_t *lid;
+    int t0 = p->ntasks, i;
+
+    assert(!p->sealed && g->ok && nout <= PROG_SEG_OUT);
+    assert((ext[0] < 0) == (g->ext[0] < 0) && (ext[1] < 0) == (g->ext[1] < 0) &&
+           (ext[0] == ext[1]) == (g->ext[0] == g->ext[1]) &&
+           "ext pattern differs from the recording");
+    if ((size_t)(t0 + g->ntasks) > p->cap_tasks)
+        big_grow((void **)&p->tasks, &p->cap_tasks, (size_t)(t0 + g->ntasks), sizeof(*p->tasks));
+    if ((size_t)(p->nedges + g->nedges) > p->cap_edges)
+        big_grow((void **)&p->edges, &p->cap_edges, (size_t)(p->nedges + g->nedges),
+                 sizeof(*p->edges));
+    lid = seg_labels(p, g, arg);
+    for (i = 0; i < g->ntasks; i++) {
+        struct task *t = &p->tasks[t0 + i];
+        *t = g->tasks[i];
+        t->label = lid[g->lslot[i]];
+        if (t->mb == g->mb)
+            t->mb = mb;
+    }
+    p->ntasks += g->ntasks;
+    for (i = 0; i < g->nedges; i++) {
+        int from = seg_decode(g->e[i].from, t0, ext), to = t0 + g->e[i].to;
+        p->edges[p->nedges].from = from;
+        p->edges[p->nedges].to = to;
+        p->nedges++;
+        if (g->e[i].from < 0) /* an external source; the segment's counts came with its tasks */
+            p->tasks[from].nsucc++;
+    }
+    for (i = 0; i < nout; i++)
+        out[i] = seg_decode(g->out[i], t0, ext);
+    return g->aux;
+}
+
+static struct task task_init(int kind, int stream, int tcat, int label, int mb)
+{
+    struct task t;
+
+    memset(&t, 0, sizeof(t));
+    t.kind = (uint8_t)kind;
+    t.stream = (uint8_t)stream;
+    t.tcat = (uint8_t)tcat;
+    t.label = label;
+    t.mb = mb;
+    return t;
+}
+
+int prog_compute(struct prog *p, int stream, int tcat, sim_time dur, int label, int mb)
+{
+    struct task t = task_init(TASK_COMPUTE, stream, tcat, label, mb);
+
+    assert(dur >= 0);
+    t.dur = dur;
+    return prog_add(p, &t);
+}
+
+int prog_coll(struct prog *p, int stream, int tcat, int comm, int op, double bytes, int label,
+              int mb)
+{
+    struct task t = task_init(TASK_COLL, stream, tcat, label, mb);
+
+    t.comm = (uint8_t)comm;
+    t.op = (uint8_t)op;
+    t.bytes = bytes;
+    return prog_add(p, &t);
+}
+
+int prog_mark(struct prog *p, int stream, int label)
+{
+    struct task t = task_init(TASK_MARK, stream, TC_IDLE, label, -1);
+
+    return prog_add(p, &t);
+}
+
+void task_mem_start(struct task *t, int cat, int64_t bytes)
+{
+    assert(t->mem0 == 0 || t->mcat0 == cat);
+    t->mcat0 = (uint8_t)cat;
+    t->mem0 += bytes;
+}
+
+void task_mem_end(struct task *t, int cat, int64_t bytes)
+{
+    assert(t->mem1 == 0 || t->mcat1 == cat);
+    t->mcat1 = (uint8_t)cat;
+    t->mem1 += bytes;
+}
+
+#define NAME_OF(table, v) ((unsigned)(v) < ARRAY_LEN(table) && table[v] ? table[v] : "?")
+
+const char *tcat_name(int tcat)
+{
+    static const char *const n[] = { "forward", "backward", "recompute", "optimizer",
+                                     "tp comm", "cp comm",  "ep comm",   "pp comm",
+                                     "dp comm", "offload",  "idle" };
+    return NAME_OF(n, tcat);
+}
+
+const char *mcat_name(int mcat)
+{
+    static const char *const n[] = { "parameters",       "master weights",   "gradients",
+                                     "optimizer states", "activations",      "logits/loss",
+                                     "gathered params",  "comm buffers",     "workspace",
+                                     "context/NCCL",     "allocator reserve" };
+    return NAME_OF(n, mcat);
+}
+
+const char *stream_name(int stream)
+{
+    static const char *const n[] = { "compute",   "tp",        "cp",        "ep",
+                                     "dp",        "dp-gather", "send-next", "send-prev",
+                                     "recv-prev", "recv-next", "h2d",       "d2h",
+                                     "host" };
+    return NAME_OF(n, stream);
+}
+
+const char *comm_kind_name(int comm)
+{
+    static const char *const n[] = { "tp",       "cp",  "ep",     "dp",    "dp-intra",
+                                     "dp-inter", "edp", "pp-fwd", "pp-bwd" };
+    return NAME_OF(n, comm);
+}

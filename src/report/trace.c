@@ -1,0 +1,103 @@
+/*
+ * trace.c - Chrome Trace Event Format (the JSON that Perfetto and
+ * chrome://tracing open): one process per simulated rank, one thread per
+ * stream, a complete ("X") event per task, and the rank's memory by category
+ * as a counter ("C") track. Times are microseconds with nanosecond decimals.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "report/report.h"
+
+static void us(FILE *f, sim_time ns)
+{
+    fprintf(f, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));
+}
+
+static void metadata(FILE *f, const struct run *r, int *first)
+{
+    int i, st;
+
+    for (i = 0; i < r->sim.nranks; i++) {
+        const struct rank_result *rr = &r->sim.ranks[i];
+        fprintf(f,
+                "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":"
+                "\"rank %d (stage %d)\"}}",
+                *first ? "" : ",\n", rr->rank, rr->rank, rr->coords[DIM_PP]);
+        *first = 0;
+        fprintf(f,
+                ",\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,"
+                "\"args\":{\"sort_index\":%d}}",
+                rr->rank, i);
+        for (st = 0; st < ST_COUNT; st++)
+            fprintf(f,
+                    ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,"
+                    "\"args\":{\"name\":\"%s\"}}",
+                    rr->rank, st, stream_name(st));
+    }
+}
+
+static void tasks(FILE *f, const struct run *r)
+{
+    char name[160];
+    size_t i;
+
+    for (i = 0; i < r->sim.ntrace; i++) {
+        const struct trace_rec *tr = &r->sim.trace[i];
+        const struct rank_result *rr = &r->sim.ranks[tr->rank_idx];
+        const struct task *t = &rr->prog->tasks[tr->task];
+        fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":", rr->rank, t->stream);
+        us(f, tr->t0);
+        fputs(",\"dur\":", f);
+        us(f, tr->t1 - tr->t0);
+        fputs(",\"name\":", f);
+        prog_label_text(rr->prog, t->label, name, sizeof(name));
+        fput_json_string(f, name);
+        fprintf(f, ",\"cat\":\"%s\"", tcat_name(t->tcat));
+        if (t->mb >= 0 || t->bytes > 0) {
+            fputs(",\"args\":{", f);
+            if (t->mb >= 0)
+                fprintf(f, "\"microbatch\":%d%s", t->mb, t->bytes > 0 ? "," : "");
+            if (t->bytes > 0)
+                fprintf(f, "\"bytes\":%.0f", t->bytes);
+            fputc('}', f);
+        }
+        fputc('}', f);
+    }
+}
+
+static void memory(FILE *f, const struct run *r)
+{
+    int i, c;
+    size_t k;
+
+    for (i = 0; i < r->sim.nranks; i++) {
+        const struct rank_result *rr = &r->sim.ranks[i];
+        for (k = 0; k < rr->ntl; k++) {
+            fprintf(f, ",\n{\"ph\":\"C\",\"pid\":%d,\"name\":\"memory (GiB)\",\"ts\":", rr->rank);
+            us(f, rr->tl[k].t);
+            fputs(",\"args\":{", f);
+            for (c = 0; c < MC_COUNT; c++)
+                fprintf(f, "%s\"%s\":%.4f", c ? "," : "", mcat_name(c),
+                        (double)rr->tl[k].cur[c] / (1024.0 * 1024.0 * 1024.0));
+            fputs("}}", f);
+        }
+    }
+}
+
+int trace_write(const char *path, const struct run *r)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    int first = 1;
+
+    if (!f)
+        return -1;
+    fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n", f);
+    metadata(f, r, &first);
+    tasks(f, r);
+    memory(f, r);
+    fputs("\n]}\n", f);
+    if (f != stdout)
+        return fclose(f) == 0 ? 0 : -1;
+    return 0;
+}

@@ -1,0 +1,185 @@
+/*
+ * strategy.h - turns a scenario into per-stage programs (prog.h).
+ *
+ * The model-parallel builder (strategy/build.c) walks each pipeline stage's
+ * schedule (strategy/schedule.c) and emits, per micro-batch and model chunk,
+ * the receive of activations, each parameter unit's forward compute with its
+ * tensor-parallel collectives, the send; then the backward in reverse, with
+ * recomputation as configured; then the optimizer step. Memory marks follow
+ * the tensors: activations saved at forward, freed at backward.
+ *
+ * Data-parallel behaviour (DDP buckets, ZeRO stages, FSDP units, offload) is
+ * a set of hooks (struct dp_ops) the builder calls around each unit, so each
+ * strategy lives in its own file (strategy/ddp.c, zero.c, fsdp.c) and says
+ * only what it adds: static state memory, parameter gathers, gradient
+ * reduction and the optimizer step.
+ */
+#ifndef SIMTRAIN_STRATEGY_H
+#define SIMTRAIN_STRATEGY_H
+
+#include "model/scenario.h"
+#include "model/layout.h"
+#include "model/partition.h"
+#include "prog/prog.h"
+#include "model/workload.h"
+
+/* A parameter unit: the granularity of gradient readiness and parameter gathers. */
+enum param_unit {
+    UNIT_EMBED,
+    UNIT_LAYER,
+    UNIT_HEAD
+};
+
+struct unit {
+    int kind;  /* enum param_unit */
+    int layer; /* global layer index (UNIT_LAYER) */
+    int chunk; /* model chunk on this stage (interleaved schedules) */
+    bool moe;
+    double params;        /* parameters held by this rank before DP sharding, elements */
+    double expert_params; /* of which expert parameters (sharded by EP, reduced over EDP) */
+};
+
+/* One step of a stage's pipeline schedule. */
+enum pp_step_kind {
+    STEP_F,  /* forward of (mb, chunk) */
+    STEP_B,  /* backward (input and weight gradients together) */
+    STEP_BI, /* backward input gradients only (zero-bubble) */
+    STEP_W   /* weight gradients only (zero-bubble) */
+};
+
+struct pp_step {
+    int kind;  /* enum pp_step_kind */
+    int mb;    /* micro-batch */
+    int chunk; /* model chunk on this stage */
+};
+
+/*
+ * The schedule of one stage: p stages, m micro-batches, v chunks per stage.
+ * Writes at most max steps into out; returns the count. Pure and testable.
+ */
+int schedule_steps(enum pp_schedule sched, int p, int stage, int m, int v, struct pp_step *out,
+                   int max);
+
+struct build;
+
+/* Data-parallel strategy hooks; any may be NULL. Task indices refer to b->p. */
+struct dp_ops {
+    const char *name;
+    /* Static model-state memory, at time zero. */
+    void (*init)(struct build *b);
+    /* Before a unit's forward compute: returns a task the compute must wait for, or -1. */
+    int (*pre_forward)(struct build *b, int unit, int mb);
+    /* After a unit's forward compute (e.g. reshard after forward). */
+    void (*post_forward)(struct build *b, int unit, int mb, int fwd_task);
+    /* Before a unit's backward compute. */
+    int (*pre_backward)(struct build *b, int unit, int mb);
+    /* After a unit's weight gradients are complete for this micro-batch. */
+    void (*post_backward)(struct build *b, int unit, int mb, int grad_task);
+    /* After the last backward: gradient sync remainder, optimizer step, parameter sync. */
+    void (*step)(struct build *b);
+    /* Free the strategy's private state. */
+    void (*release)(struct build *b);
+};
+
+/*
+ * Durations of the pieces of one layer part between which communication can
+ * happen (layer.c): the norm before the first projection, the MoE router, the
+ * column-parallel projection (QKV, FC1 / gate-up), what lies between it and the
+ * attention core (rope, activation), the core, the row-parallel projection
+ * (output, FC2 / down) and the residual after it. Each sums to the part's time.
+ */
+struct seg_times {
+    sim_time pre, gate, col, mid, core, row, post; /* ns */
+};
+
+struct part_split {
+    struct seg_times fwd, dgrad, wgrad;
+};
+
+struct build {
+    const struct scenario *s;
+    const struct layout *l;
+    struct prog *p;
+    int stage; /* pipeline stage */
+    int m;     /* micro-batches per step */
+    int v;     /* model chunks per stage */
+    struct shard sh;
+    struct layer_cost layer, layer_moe;
+    struct edge_cost embed, head;
+    struct unit *units; /* this stage's units, forward order (chunk-major) */
+    int nunits;
+    int *chunk_first; /* first unit index of each chunk, size v + 1 */
+    const struct dp_ops *dp;
+    void *dp_state;
+    int last_bwd;    /* last backward compute task, -1 before any */
+    int last_fwd;    /* last forward compute task */
+    int grads_ready; /* task after which every gradient of the step exists */
+    double tp_bytes; /* one TP collective */
+    /* model-parallel state (build.c, layer.c) */
+    int *chunk_layers;                      /* layers of each chunk on this stage, size v */
+    struct part_split split[2][PART_COUNT]; /* [moe][part] piece durations */
+    double kv_bytes;                        /* CP: one K/V chunk passed around the ring, bytes */
+    double a2a_bytes;                       /* EP: one dispatch (or combine) per rank, bytes */
+    double moe_imbalance;                   /* EP: busiest expert rank's load / mean, >= 1 */
+    int step_last;                          /* last task of the previous pipeline step, or -1 */
+    int step_prev;                          /* last task of the step before it, or -1 */
+    bool pre_folded;  /* the next layer's forward norm was emitted with this layer (layer.c) */
+    bool post_folded; /* the next layer's first backward piece was emitted with this layer */
+};
+
+/* The layer split over stages and chunks is in partition.h (pp_partition). */
+
+/* Layers of stage `stage` (sum over its chunks) under the scenario's split. */
+int strategy_stage_layers(const struct scenario *s, int stage);
+
+/*
+ * The layer emitters (layer.c): forward (tcat TC_FWD, or TC_RECOMPUTE for a
+ * full recomputation) and backward of transformer layer unit `ui`, after task
+ * `prev` (-1 = none) and `dep` (a data-parallel hook's task, -1 = none).
+ * They add the tensor-, context- and expert-parallel communication and return
+ * the task the next step must wait for; *first and *last receive the first
+ * and last compute tasks (for memory marks and the data-parallel hooks).
+ * `mode` is 0 for a whole backward, 1 for input gradients only and 2 for
+ * weight gradients only (zero-bubble schedules).
+ */
+int layer_forward(struct build *b, int ui, int mb, int tcat, int prev, int dep, int *first,
+                  int *last);
+int layer_backward(struct build *b, int ui, int mb, int mode, int prev, int dep, int *first,
+                   int *last);
+
+/*
+ * Recomputation of unit `ui`: the configured kind; with recompute_layers = k,
+ * full recomputation for the first k layers of each model chunk and none for
+ * the rest (Megatron --recompute-method block --recompute-num-layers k).
+ */
+enum recompute strategy_unit_recompute(const struct build *b, int ui);
+
+/* Fill b->split from the workload's operators (layer.c). */
+void layer_split(struct build *b);
+
+/*
+ * Build the program of every pipeline stage: out[s] for s in [0, pp). Returns
+ * 0, or -1 with a reason for combinations not modelled. The caller frees the
+ * programs with prog_free().
+ */
+int strategy_build(const struct scenario *s, const struct layout *l, struct prog **out,
+                   char *reason, size_t reason_len);
+
+/* The data-parallel strategies. */
+extern const struct dp_ops dp_ddp;    /* PyTorch DDP / Megatron DDP (no sharding) */
+extern const struct dp_ops dp_zero12; /* DeepSpeed ZeRO stage 1 and 2 (strategy/zero.c) */
+extern const struct dp_ops dp_zero3;  /* DeepSpeed ZeRO stage 3 (strategy/zero.c) */
+extern const struct dp_ops dp_fsdp;   /* PyTorch FSDP and FSDP2, every ShardingStrategy (fsdp.c) */
+
+/* Pick the dp_ops for a scenario's sharding; NULL (and reason) when not modelled. */
+const struct dp_ops *strategy_dp_ops(const struct scenario *s, char *reason, size_t reason_len);
+
+/* Helpers for strategies. */
+/* Bytes as the integer a memory mark carries, rounded to nearest. */
+int64_t bytes_i64(double bytes);
+/* Gradient bytes of unit `unit` on this rank: its trainable parameters at training.grad_dtype. */
+double unit_grad_bytes(const struct build *b, int unit);
+/* A compute task on the compute stream of the optimizer step. */
+int emit_optimizer(struct build *b, double params, double bytes_per_param, int dep);
+
+#endif

@@ -1,0 +1,260 @@
+/*
+ * estimate_time.c - the step time of the closed-form estimate (estimate.h):
+ * per-stage compute and exposed tensor-, context- and expert-parallel
+ * communication per micro-batch, the pipeline schedule's fill and drain, the
+ * exposed data-parallel tail and the optimizer step.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/cost.h"
+#include "whatif/estimate_parts.h"
+#include "model/partition.h"
+#include "strategy/strategy.h"
+#include "strategy/dp.h"
+#include "model/workload.h"
+
+/*
+ * Layers of each (chunk, stage), out[c * pp + stage], as the builder splits
+ * them: evenly, or with the embedding and the loss counted as a layer each
+ * when that makes the split even (partition.h pp_split(), Megatron's
+ * account_for_embedding/loss_in_pipeline_split; Llama 3 405B's 126 layers).
+ */
+static void split_layers(const struct scenario *s, int *out)
+{
+    int pp = s->par.pp, v = s->par.vpp, n = pp * v, L = s->model.layers, first, last;
+    char reason[160];
+
+    pp_split(s, &first, &last);
+    if (pp_partition(L, pp, v, first, last, out, reason, sizeof(reason)) != 0)
+        for (int i = 0; i < n; i++)
+            out[i] = L / n + (i < L % n); /* not reached for finalized scenarios */
+}
+
+/*
+ * Gradient accumulation outside the GEMMs, per micro-batch on average, for
+ * `params` of a stage under ddp.c's data parallelism (ddp_grad_accum_bytes():
+ * the first micro-batch's pass, and every later one's).
+ */
+static double grad_accum_s(const struct cand *c, double params)
+{
+    const struct scenario *s = c->s;
+    char reason[160];
+    double first, later;
+
+    if (strategy_dp_ops(s, reason, sizeof(reason)) != &dp_ddp || params <= 0 ||
+        c->model_params <= 0)
+        return 0;
+    params *= c->roles.trainable / c->model_params;
+    first = est_sec(cost_membound(&s->hw.gpu, &s->hw.eff, ddp_grad_accum_bytes(s, params, 0)));
+    later = est_sec(cost_membound(&s->hw.gpu, &s->hw.eff, ddp_grad_accum_bytes(s, params, 1)));
+    return (first + (c->m - 1) * later) / c->m;
+}
+
+void est_stage_sums(const struct cand *c, int pp, struct stage_sum *st)
+{
+    const struct scenario *s = c->s;
+    int v = s->par.vpp, l = 0, *part = xmalloc(sizeof(int) * (size_t)(pp * v));
+    enum recompute rc0 = s->train.recompute;
+    int keep = rc0 == RC_FULL ? s->train.recompute_layers : 0;
+
+    memset(st, 0, sizeof(*st) * (size_t)pp);
+    split_layers(s, part);
+    for (int ch = 0; ch < v; ch++)
+        for (int k = 0; k < pp; k++)
+            for (int i = 0; i < part[ch * pp + k]; i++, l++) {
+                bool moe = workload_is_moe(&s->model, l);
+                const struct layer_sum *ls = moe ? c->lm : c->ld;
+                /* recompute_layers: the first layers of each chunk recompute (build.c) */
+                enum recompute rc = keep > 0 && i >= keep ? RC_NONE : rc0;
+                double re = rc == RC_FULL ? ls->fwd : rc == RC_SELECTIVE ? ls->rc_sel : 0;
+                int blocks = rc == RC_FULL ? 6 : 4;
+                st[k].moe += moe;
+                st[k].dense += !moe;
+                st[k].comp += ls->fwd + ls->bwd + re;
+                st[k].t_bwd += ls->bwd + re + c->t_block * (blocks - 2) + c->t_cp_b;
+                st[k].tp += c->t_block * blocks;
+                st[k].cpep += c->t_cp_f + c->t_cp_b + (moe ? 4 * c->t_a2a : 0);
+                st[k].params += ls->params;
+                st[k].act += ls->act[rc];
+            }
+    free(part);
+    st[0].comp += c->edge->e_time;
+    st[0].params += c->edge->e_params;
+    st[pp - 1].comp += c->edge->h_time;
+    st[pp - 1].params += c->edge->h_params;
+    for (int k = 0; k < pp; k++) {
+        double acc = grad_accum_s(c, st[k].params);
+        st[k].comp += acc;
+        st[k].t_bwd += acc;
+        st[k].t = st[k].comp + st[k].tp + st[k].cpep;
+    }
+}
+
+/* Pipeline time (formulas.md §4). */
+double est_pipeline_s(const struct scenario *s, int m, const struct stage_sum *st, double *bubble)
+{
+    int pp = s->par.pp;
+    double tmax = 0, tsum = 0, tot;
+
+    for (int k = 0; k < pp; k++) {
+        tmax = st[k].t > tmax ? st[k].t : tmax;
+        tsum += st[k].t;
+    }
+    if (pp == 1)
+        tot = m * tmax;
+    else if (s->par.schedule == SCHED_INTERLEAVED)
+        tot = m * tmax + (tsum - tmax) / s->par.vpp;
+    else if (s->par.schedule == SCHED_ZB_H1)
+        tot = m * tmax + (tsum - tmax) / 3;
+    else
+        tot = (m - 1) * tmax + tsum;
+    *bubble = tot - m * tmax;
+    return tot;
+}
+
+/* Bucketed reduction of `bytes` (ddp.c's buckets), seconds in total and for the last bucket. */
+static double buckets_s(const struct cand *c, enum coll_op op, double bytes, double *last)
+{
+    const struct scenario *s = c->s;
+    double elem = dtype_bytes(s->train.grad_dtype), cap, first, t = 0, full;
+
+    if (scenario_megatron_ddp(s)) {
+        cap = (1e6 * s->par.dp > 4e7 ? 1e6 * s->par.dp : 4e7) * elem; /* ddp.c, Megatron */
+        first = cap;
+    } else {
+        cap = s->ddp.bucket_bytes;
+        first = s->ddp.first_bucket_bytes;
+    }
+    *last = 0;
+    if (bytes <= 0)
+        return 0;
+    if (bytes <= first) {
+        *last = est_coll_s(c->e, s, &c->dp_g, op, bytes);
+        return *last;
+    }
+    t = est_coll_s(c->e, s, &c->dp_g, op, first);
+    bytes -= first;
+    full = (double)(int64_t)(bytes / cap);
+    t += full * est_coll_s(c->e, s, &c->dp_g, op, cap);
+    bytes -= full * cap;
+    *last = bytes > 0 ? est_coll_s(c->e, s, &c->dp_g, op, bytes)
+                      : est_coll_s(c->e, s, &c->dp_g, op, cap);
+    return t + (bytes > 0 ? *last : 0);
+}
+
+/*
+ * One layer of DeepSpeed's 2021 ZeRO-3 per micro-batch (zero.c, zero.stage3_gather
+ * per_param_sync), seconds: its four weight tensors (QKV, out-projection, MLP in, MLP out,
+ * weighted as zero.c splits them) gathered one at a time for forward and again for backward,
+ * each after zero-filling its buffer and followed by world_size copy kernels, and reduced one
+ * at a time, each after world_size copy kernels; `gather` and `reduce` are the layer's bytes.
+ */
+static double ds2021_layer_s(const struct cand *c, const struct comm_group *g, double gather,
+                             double reduce)
+{
+    const struct scenario *s = c->s;
+    const struct model *m = &s->model;
+    double h = m->hidden, q = (double)m->heads * m->head_dim,
+           kv = (double)m->kv_heads * m->head_dim;
+    double f = (double)m->ffn_hidden * (m->act == ACT_SWIGLU ? 2 : 1);
+    double share[4] = { h * (q + 2 * kv), q * h, h * f, (double)m->ffn_hidden * h }, sum = 0;
+    double n = g->nranks > 1 ? g->nranks : 1, t = 0;
+
+    for (int i = 0; i < 4; i++)
+        sum += share[i];
+    for (int i = 0; i < 4; i++) {
+        double ag = gather * share[i] / sum, rs = reduce * share[i] / sum;
+        double copies_ag = n * est_sec(cost_membound(&s->hw.gpu, &s->hw.eff, 2 * ag / n));
+        double copies_rs = n * est_sec(cost_membound(&s->hw.gpu, &s->hw.eff, 2 * rs / n));
+        double fill = est_sec(cost_membound(&s->hw.gpu, &s->hw.eff, ag));
+        t += 2 * (fill + est_coll_s(c->e, s, g, COLL_ALL_GATHER, ag) + copies_ag) + copies_rs +
+             est_coll_s(c->e, s, g, COLL_REDUCE_SCATTER, rs);
+    }
+    return t;
+}
+
+double est_dp_tail_s(const struct cand *c, const struct stage_sum *st, double *opt_s)
+{
+    const struct scenario *s = c->s;
+    enum sharding sh = s->par.sharding;
+    struct comm_group shard_g = c->dp_g;
+    struct param_roles roles;
+    struct state_bytes sb;
+    double gbytes, pbytes, opt_params, last, t = 0;
+
+    est_stage_roles(c, st, &roles);
+    memory_state_bytes(s, &sb);
+    /* FSDP communicates gradients in MixedPrecision.reduce_dtype (PyTorch fsdp/api.py). */
+    gbytes = roles.trainable * (sh >= SHARD_FSDP ? dtype_bytes(s->fsdp.reduce_dtype) : sb.grads);
+    pbytes = roles.trainable * sb.params;
+    /* The optimizer updates this rank's shard; on the host under offload (INFINITY). */
+    opt_params = roles.trainable /
+                 (isinf(c->f.optim)
+                      ? (sh == SHARD_NONE || sh == SHARD_FSDP_NO_SHARD ? 1 : memory_shard_degree(s))
+                      : c->f.optim);
+    *opt_s =
+        est_sec(cost_membound(&s->hw.gpu, &s->hw.eff, opt_params * memory_optimizer_traffic(s)));
+    if (isinf(c->f.optim) && s->hw.pcie.bw_Bps > 0)
+        *opt_s = est_sec(offload_cpu_step_time(s, opt_params)) +
+                 opt_params * (sb.grads + sb.params) / s->hw.pcie.bw_Bps; /* ZeRO-Offload */
+    if (sh == SHARD_HSDP)
+        shard_g = est_group(c->e, s, COMM_DP_INTRA);
+    if (c->dp_g.nranks <= 1 || gbytes <= 0)
+        return 0;
+    if (!est_gathers_per_layer(sh)) {
+        bool scatter = sh == SHARD_ZERO1 || sh == SHARD_ZERO2;
+        double red = buckets_s(c, scatter ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, gbytes, &last);
+        double window = s->ddp.overlap ? st->t_bwd : 0;
+        /* DDP and ZeRO-1 reduce at the accumulation boundary only (no_sync); ZeRO-2 and FSDP
+         * NO_SHARD after every micro-batch's backward (zero.c, fsdp.c). */
+        int times = sh == SHARD_ZERO2 || sh == SHARD_FSDP_NO_SHARD ? c->m : 1;
+        if (times > 1) /* the reductions run beside the later micro-batches' compute */
+            window = (c->m - 1) * st->t + window;
+        t = times * red - window > last ? times * red - window : last;
+        if (scatter)
+            t += buckets_s(c, COLL_ALL_GATHER, pbytes, &last);
+        return t;
+    }
+    {
+        /* Per layer and micro-batch: gather for forward (and again for backward under full
+         * sharding), reduce-scatter the gradients; prefetch overlaps them with compute. */
+        int layers = st->dense + st->moe > 0 ? st->dense + st->moe : 1;
+        double lp = st->params / layers, lt = roles.trainable / layers;
+        double ag =
+            est_coll_s(c->e, s, &shard_g, COLL_ALL_GATHER, lp * dtype_bytes(s->fsdp.param_dtype));
+        double rs = est_coll_s(c->e, s, &shard_g, COLL_REDUCE_SCATTER,
+                               lt * dtype_bytes(s->fsdp.reduce_dtype));
+        double per_mb = layers * ((sh == SHARD_FSDP_GRAD_OP ? 1 : 2) * ag + rs);
+        double exposed = per_mb > st->t ? per_mb - st->t : 0;
+        if (sh == SHARD_ZERO3 && s->zero.stage3_gather == ZERO3_GATHER_PER_PARAM_SYNC) {
+            /* DeepSpeed 2021 (zero.c): nothing overlaps the compute */
+            per_mb = layers * ds2021_layer_s(c, &shard_g, lp * dtype_bytes(s->fsdp.param_dtype),
+                                             lt * dtype_bytes(s->fsdp.reduce_dtype));
+            exposed = per_mb;
+        }
+        t = c->m * exposed + ag;
+        if (sh == SHARD_HSDP) {
+            struct comm_group inter = est_group(c->e, s, COMM_DP_INTER);
+            t += est_coll_s(c->e, s, &inter, COLL_ALL_REDUCE, gbytes / shard_g.nranks);
+        }
+        return t;
+    }
+}
+
+double est_p2p_s(const struct cand *c)
+{
+    const struct scenario *s = c->s;
+    struct comm_group g;
+    double bytes;
+
+    if (s->par.pp <= 1)
+        return 0;
+    g = est_group(c->e, s, COMM_PP_NEXT);
+    bytes = (double)s->train.micro_batch * s->train.seq_len / s->par.cp * s->model.hidden *
+            est_act_bytes(s) /
+            s->par.tp; /* build.c p2p_bytes: b*s*h, scattered over tp (NAR21 §4.1) */
+    return est_coll_s(c->e, s, &g, COLL_SEND_RECV, bytes);
+}
