@@ -1,4 +1,5 @@
-/* workload.c - see workload.h for the model and its sources. */
+/* workload.c - the operators of a layer, the embedding and the head; see workload.h for the model
+ * and its sources. */
 #include "model/workload.h"
 
 #include <assert.h>
@@ -531,116 +532,6 @@ static void mlp_ops(const struct ctx *c, bool moe, struct layer_cost *lc)
     residual_op(c, ops, n, "mlp_residual", PART_MLP);
 }
 
-double workload_params_layer(const struct model *m, bool moe)
-{
-    double h = m->hidden, d = m->head_dim;
-    double q = m->heads * d, kv = m->kv_heads * d;
-    double norms = (m->norm == NORM_LAYERNORM ? 2 : 1) * h * 2;
-    double attn = h * (q + 2 * kv) + q * h + (m->bias ? q + 2 * kv + h : 0);
-    double f = moe ? m->moe.ffn_hidden : m->ffn_hidden;
-    double mats = m->act == ACT_SWIGLU ? 3 : 2;
-    double mlp = mats * h * f + (m->bias ? (mats - 1) * f + h : 0);
-
-    if (moe)
-        mlp = mlp * (m->moe.experts + m->moe.shared_experts) + h * m->moe.experts;
-    return norms + attn + mlp;
-}
-
-double workload_params_embedding(const struct model *m)
-{
-    return (double)m->vocab * m->hidden +
-           (m->pos == POS_LEARNED ? (double)m->max_seq * m->hidden : 0);
-}
-
-double workload_params_head(const struct model *m)
-{
-    double norm = (m->norm == NORM_LAYERNORM ? 2.0 : 1.0) * m->hidden;
-
-    return norm + (m->tied_embeddings ? 0 : (double)m->vocab * m->hidden);
-}
-
-double workload_params_total(const struct model *m)
-{
-    double total = workload_params_embedding(m) + workload_params_head(m);
-    int i;
-
-    for (i = 0; i < m->layers; i++)
-        total += workload_params_layer(m, workload_is_moe(m, i));
-    return total;
-}
-
-double workload_params_active(const struct model *m)
-{
-    double total = workload_params_embedding(m) + workload_params_head(m);
-    int i;
-
-    for (i = 0; i < m->layers; i++) {
-        if (workload_is_moe(m, i)) {
-            struct model dense = *m;
-            dense.ffn_hidden = m->moe.ffn_hidden;
-            /* the router runs for every token */
-            total += workload_params_layer(&dense, false) +
-                     (m->moe.topk + m->moe.shared_experts - 1) *
-                         (m->act == ACT_SWIGLU ? 3.0 : 2.0) * m->hidden * m->moe.ffn_hidden +
-                     (double)m->hidden * m->moe.experts;
-        } else {
-            total += workload_params_layer(m, false);
-        }
-    }
-    return total;
-}
-
-double workload_linear_params_layer(const struct model *m, bool moe)
-{
-    double h = m->hidden, d = m->head_dim;
-    double q = m->heads * d, kv = m->kv_heads * d;
-    double f = moe ? m->moe.ffn_hidden : m->ffn_hidden;
-    double mats = m->act == ACT_SWIGLU ? 3 : 2;
-    double copies = moe ? m->moe.experts + m->moe.shared_experts : 1;
-
-    return h * (q + 2 * kv) + q * h + mats * h * f * copies;
-}
-
-double workload_lora_params_layer(const struct scenario *s, bool moe)
-{
-    const struct model *m = &s->model;
-    unsigned tg = s->train.lora.targets;
-    double r = s->train.lora.rank, h = m->hidden, d = m->head_dim;
-    double q = m->heads * d, kv = m->kv_heads * d;
-    double f = moe ? m->moe.ffn_hidden : m->ffn_hidden;
-    double copies = moe ? m->moe.experts + m->moe.shared_experts : 1;
-    double attn = 0, mlp = 0;
-
-    if (s->train.finetune == FT_FULL)
-        return 0;
-    /* LORA §4.1: B (d_out x r) and A (r x d_in) per adapted matrix. */
-    attn += (tg & LORA_Q) ? r * (h + q) : 0;
-    attn += (tg & LORA_K) ? r * (h + kv) : 0;
-    attn += (tg & LORA_V) ? r * (h + kv) : 0;
-    attn += (tg & LORA_O) ? r * (q + h) : 0;
-    mlp += (tg & LORA_GATE) && m->act == ACT_SWIGLU ? r * (h + f) : 0;
-    mlp += (tg & LORA_UP) ? r * (h + f) : 0;
-    mlp += (tg & LORA_DOWN) ? r * (f + h) : 0;
-    return attn + mlp * copies;
-}
-
-double workload_lora_params_total(const struct scenario *s)
-{
-    double total = 0;
-    int i;
-
-    for (i = 0; i < s->model.layers; i++)
-        total += workload_lora_params_layer(s, workload_is_moe(&s->model, i));
-    return total;
-}
-
-double workload_params_trainable(const struct scenario *s)
-{
-    if (s->train.finetune == FT_FULL)
-        return workload_params_total(&s->model);
-    return workload_lora_params_total(s);
-}
-
 /* Per-rank parameter share of a layer part (norms replicated across tp, as Megatron). */
 static void layer_params(const struct scenario *s, bool moe, struct layer_cost *out)
 {
@@ -790,26 +681,4 @@ void workload_head(const struct scenario *s, const struct shard *sh, struct edge
         out->act += out->ops[i].saved;
         out->flops_fwd += out->ops[i].flops;
     }
-}
-
-double workload_model_flops(const struct scenario *s)
-{
-    const struct model *m = &s->model;
-    double sq = s->train.seq_len, h = m->hidden, d = m->head_dim;
-    double q = m->heads * d, kv = m->kv_heads * d;
-    double attn = 2 * sq * h * (q + 2 * kv) + 2 * sq * q * h + 4 * sq * sq * q;
-    double mats = m->act == ACT_SWIGLU ? 3 : 2;
-    double fwd = 0;
-    int i;
-
-    for (i = 0; i < m->layers; i++) {
-        fwd += attn;
-        if (workload_is_moe(m, i))
-            fwd += 2 * sq * h * m->moe.experts +
-                   (m->moe.topk + m->moe.shared_experts) * mats * 2 * sq * h * m->moe.ffn_hidden;
-        else
-            fwd += mats * 2 * sq * h * m->ffn_hidden;
-    }
-    fwd += 2 * sq * h * m->vocab;
-    return 3 * fwd * s->train.global_batch;
 }

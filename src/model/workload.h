@@ -51,6 +51,9 @@
  *   silu(gate) and up, and the attention output is copied to a contiguous
  *   tensor before the out-projection. LayerNorm (a fused ATen kernel) and
  *   GeLU save the same in both.
+ *
+ * Files: workload.c (the operators of a layer, the embedding and the head, and their costs),
+ * workload_params.c (parameter and model-FLOP counts of the whole model).
  */
 #ifndef SIMTRAIN_WORKLOAD_H
 #define SIMTRAIN_WORKLOAD_H
