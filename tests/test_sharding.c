@@ -26,7 +26,7 @@
 #include "report/report.h"
 #include "run/run.h"
 #include "strategy/strategy.h"
-#include "strategy/dp.h"
+#include "strategy/dp_internal.h"
 #include "fit/validate.h"
 #include "model/workload.h"
 

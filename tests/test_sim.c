@@ -25,7 +25,7 @@
 #include "report/report.h"
 #include "run/run.h"
 #include "strategy/strategy.h"
-#include "strategy/dp.h"
+#include "strategy/dp_internal.h"
 #include "model/workload.h"
 
 /* Average of a breakdown bucket over the simulated ranks. */

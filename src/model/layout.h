@@ -14,7 +14,7 @@
 #define SIMTRAIN_LAYOUT_H
 
 #include "model/scenario.h"
-#include "prog/prog.h"
+#include "model/kinds.h"
 #include "model/topo.h"
 
 struct layout {

@@ -5,8 +5,6 @@
 #include <string.h>
 
 #include "model/layout.h"
-#include "strategy/strategy.h"
-#include "strategy/dp.h"
 #include "model/workload.h"
 
 /* ---- bytes per parameter ------------------------------------------------------ */
@@ -125,26 +123,33 @@ static void sharded_factors(const struct scenario *s, struct shard_factors *f)
         f->params = n;
 }
 
-void memory_shard_factors(const struct scenario *s, struct shard_factors *f)
+void memory_on_device(const struct scenario *s, const struct shard_factors *f,
+                      struct shard_factors *out)
 {
     struct placement h;
 
-    sharded_factors(s, f);
     host_placement(s, &h);
+    *out = *f;
     if (h.params)
-        f->params = INFINITY;
+        out->params = INFINITY;
     if (h.master)
-        f->master = INFINITY;
+        out->master = INFINITY;
     if (h.grads)
-        f->grads = INFINITY;
+        out->grads = INFINITY;
     if (h.optim)
-        f->optim = INFINITY;
+        out->optim = INFINITY;
+}
+
+void memory_shard_factors(const struct scenario *s, struct shard_factors *f)
+{
+    sharded_factors(s, f);
+    memory_on_device(s, f, f);
 }
 
 /* ---- parameter roles ------------------------------------------------------------------ */
 
-static void assign_roles(const struct scenario *s, double base, double linear, double adapters,
-                         double expert, struct param_roles *out)
+void memory_roles(const struct scenario *s, double base, double linear, double adapters,
+                  double expert, struct param_roles *out)
 {
     memset(out, 0, sizeof(*out));
     out->expert = expert;
@@ -165,46 +170,12 @@ static void assign_roles(const struct scenario *s, double base, double linear, d
     }
 }
 
-void memory_unit_roles(const struct build *b, int unit, struct param_roles *out)
-{
-    const struct unit *u = &b->units[unit];
-
-    if (u->kind == UNIT_LAYER) {
-        const struct layer_cost *lc = u->moe ? &b->layer_moe : &b->layer;
-        assign_roles(b->s, u->params, lc->linear_params[PART_ATTN] + lc->linear_params[PART_MLP],
-                     lc->lora_params[PART_ATTN] + lc->lora_params[PART_MLP], u->expert_params, out);
-    } else {
-        /* Embedding and head: never quantized, never adapted (QLoRA keeps them 16-bit). */
-        assign_roles(b->s, u->params, 0, 0, 0, out);
-    }
-}
-
-double memory_unit_trainable(const struct build *b, int unit)
-{
-    struct param_roles r;
-
-    memory_unit_roles(b, unit, &r);
-    return r.trainable;
-}
-
-static void add_roles(struct param_roles *acc, const struct param_roles *r, double times)
+void memory_add_roles(struct param_roles *acc, const struct param_roles *r, double times)
 {
     acc->trainable += times * r->trainable;
     acc->frozen += times * r->frozen;
     acc->frozen_quant += times * r->frozen_quant;
     acc->expert += times * r->expert;
-}
-
-void memory_build_roles(const struct build *b, struct param_roles *out)
-{
-    struct param_roles r;
-    int i;
-
-    memset(out, 0, sizeof(*out));
-    for (i = 0; i < b->nunits; i++) {
-        memory_unit_roles(b, i, &r);
-        add_roles(out, &r, 1);
-    }
 }
 
 void memory_model_roles(const struct scenario *s, struct param_roles *out)
@@ -219,12 +190,12 @@ void memory_model_roles(const struct scenario *s, struct param_roles *out)
         double expert = moe ? (m->act == ACT_SWIGLU ? 3.0 : 2.0) * m->hidden * m->moe.ffn_hidden *
                                   m->moe.experts
                             : 0;
-        assign_roles(s, workload_params_layer(m, moe), workload_linear_params_layer(m, moe),
+        memory_roles(s, workload_params_layer(m, moe), workload_linear_params_layer(m, moe),
                      workload_lora_params_layer(s, moe), expert, &r);
-        add_roles(out, &r, 1);
+        memory_add_roles(out, &r, 1);
     }
-    assign_roles(s, workload_params_embedding(m) + workload_params_head(m), 0, 0, 0, &r);
-    add_roles(out, &r, 1);
+    memory_roles(s, workload_params_embedding(m) + workload_params_head(m), 0, 0, 0, &r);
+    memory_add_roles(out, &r, 1);
 }
 
 /* ---- bytes by category ------------------------------------------------------------------ */
@@ -328,58 +299,6 @@ double memory_host_bytes(const struct scenario *s, const struct param_roles *r)
            (h.optim ? divide(s, r, raw[MC_OPTIM], f.optim) : 0);
 }
 
-/* ---- emission ----------------------------------------------------------------------------- */
-
-/* A mark allocating `bytes` of `cat` when it runs; -1 (no mark) for nothing to allocate. */
-static int emit_mark(struct build *b, int cat, double bytes, const char *label)
-{
-    struct prog *p = b->p;
-    int t;
-
-    if (bytes <= 0)
-        return -1;
-    t = prog_mark(p, ST_COMPUTE, prog_label(p, label, 0));
-    task_mem_start(&p->tasks[t], cat, bytes_i64(bytes));
-    return t;
-}
-
-void memory_emit_static(struct build *b, int cat, double bytes, const char *label)
-{
-    emit_mark(b, cat, bytes, label);
-}
-
-static void emit_categories(struct build *b, const double bytes[MC_COUNT])
-{
-    const char *params = "parameters";
-
-    if (b->s->train.finetune == FT_LORA)
-        params = "parameters (frozen base + LoRA adapters)";
-    else if (b->s->train.finetune == FT_QLORA)
-        params = "parameters (NF4 base + LoRA adapters)";
-    memory_emit_static(b, MC_PARAMS, bytes[MC_PARAMS], params);
-    memory_emit_static(b, MC_MASTER, bytes[MC_MASTER], "fp32 master weights");
-    memory_emit_static(b, MC_GRADS, bytes[MC_GRADS], "gradients");
-    memory_emit_static(b, MC_OPTIM, bytes[MC_OPTIM], "optimizer states");
-}
-
-/* The caller's divisors, with what offload or a paged optimizer keeps on the host removed. */
-static void on_device(const struct scenario *s, const struct shard_factors *f,
-                      struct shard_factors *out)
-{
-    struct placement h;
-
-    host_placement(s, &h);
-    *out = *f;
-    if (h.params)
-        out->params = INFINITY;
-    if (h.master)
-        out->master = INFINITY;
-    if (h.grads)
-        out->grads = INFINITY;
-    if (h.optim)
-        out->optim = INFINITY;
-}
-
 double memory_dequant_bytes(const struct scenario *s)
 {
     const struct model *m = &s->model;
@@ -428,40 +347,6 @@ double memory_qlora_retained_bytes(const struct scenario *s, double layers)
         return 0;
     /* the inputs of QKV and the MLP's first projections (one tensor), of out-proj and down-proj */
     return layers * p * T * (2.0 * m->hidden + (m->heads * m->head_dim + m->ffn_hidden) / tp);
-}
-
-/*
- * Before DeepSpeed partitions a QLoRA model the GPU holds all of it: a mark
- * ahead of the model states that allocates the whole stored model and frees
- * it when it ends (the states then take its place).
- */
-static void emit_load_peak(struct build *b, double load)
-{
-    int t = emit_mark(b, MC_PARAMS, load, "QLoRA model loaded whole before ZeRO-3 partitions it");
-
-    if (t >= 0)
-        task_mem_end(&b->p->tasks[t], MC_PARAMS, -bytes_i64(load));
-}
-
-void memory_emit_model_states(struct build *b, const struct shard_factors *f)
-{
-    struct param_roles r;
-    struct shard_factors d;
-    double bytes[MC_COUNT], layers = 0;
-    int i;
-
-    on_device(b->s, f, &d);
-    memory_build_roles(b, &r);
-    emit_load_peak(b, memory_qlora_load_bytes(b->s, &r));
-    memory_model_states(b->s, &r, &d, bytes);
-    emit_categories(b, bytes);
-    if (!isinf(d.params))
-        memory_emit_static(b, MC_WORKSPACE, memory_dequant_bytes(b->s),
-                           "QLoRA dequantized weight (bf16 copy of one NF4 projection)");
-    for (i = 0; i < b->nunits; i++)
-        layers += b->units[i].kind == UNIT_LAYER;
-    memory_emit_static(b, MC_ACT, memory_qlora_retained_bytes(b->s, layers),
-                       "previous micro-batch's NF4 GEMM inputs (bitsandbytes ctx.tensors)");
 }
 
 double memory_ddp_bucket_bytes(const struct scenario *s, double grad_bytes)

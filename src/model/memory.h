@@ -5,13 +5,14 @@
  * offload divide them, what LoRA / QLoRA freeze, and the static allocations a
  * strategy places at time zero of a rank's program.
  *
- * Division of labour. This module owns the bytes: strategies (strategy/ddp.c,
- * zero.c, fsdp.c) only ask memory_shard_factors() how their sharding divides
- * each category and call memory_emit_model_states() in their dp_ops init; the
- * unsharded buffers they add
- * (gathered parameters, buckets) they emit themselves with
- * memory_emit_static(). Activations come from workload.h; the engine's
- * tracker turns all marks into the timeline and the peak (sim.h).
+ * Division of labour. This module owns the bytes, in closed form: strategies
+ * (strategy/ddp.c, zero.c, fsdp.c) ask memory_shard_factors() how their
+ * sharding divides each category, and strategy/states.c writes the model
+ * states this module counts into their programs as time-zero marks; the
+ * unsharded buffers a strategy adds (gathered parameters, buckets) it emits
+ * itself. The closed-form estimate (whatif/estimate.h) reads the same
+ * functions. Activations come from workload.h; the engine's tracker turns all
+ * marks into the timeline and the peak (engine/).
  *
  * Model (sources in comments next to each figure; docs/memory.md):
  * - Mixed-precision AdamW: 2 B weights + 2-4 B gradients + 4 B fp32 master +
@@ -33,9 +34,7 @@
 #include <stdbool.h>
 
 #include "model/scenario.h"
-#include "prog/prog.h"
-
-struct build;
+#include "model/kinds.h"
 
 /* Bytes per trainable parameter, unsharded. */
 struct state_bytes {
@@ -117,15 +116,16 @@ struct param_roles {
 };
 
 /*
- * Roles of the parameters of unit `unit` of a build (full fine-tuning: all
- * trainable; LoRA: base frozen, adapters trainable). memory_unit_trainable()
- * is the element count whose gradients a data-parallel strategy reduces.
+ * The roles of `params` parameters of which `linear` are projection weights
+ * (the ones QLoRA stores as NF4), `adapters` LoRA adapter parameters and
+ * `expert` expert parameters: full fine-tuning trains all of them; LoRA
+ * freezes the base and trains the adapters. Pure.
  */
-void memory_unit_roles(const struct build *b, int unit, struct param_roles *out);
-double memory_unit_trainable(const struct build *b, int unit);
+void memory_roles(const struct scenario *s, double params, double linear, double adapters,
+                  double expert, struct param_roles *out);
 
-/* The roles summed over all of a build's units. */
-void memory_build_roles(const struct build *b, struct param_roles *out);
+/* acc += times * r, role by role. */
+void memory_add_roles(struct param_roles *acc, const struct param_roles *r, double times);
 
 /* The roles of a whole (unsharded) model, for closed-form estimates. */
 void memory_model_roles(const struct scenario *s, struct param_roles *out);
@@ -199,19 +199,12 @@ double memory_qlora_load_bytes(const struct scenario *s, const struct param_role
 double memory_qlora_retained_bytes(const struct scenario *s, double layers);
 
 /*
- * Allocate at time zero the model states of every unit of `b` (MC_PARAMS,
- * MC_MASTER, MC_GRADS, MC_OPTIM), per memory_model_states(), and QLoRA's
- * dequantization buffer (MC_WORKSPACE, memory_dequant_bytes()). Categories the
- * scenario's offload or paged optimizer keeps on the host are not allocated
- * on the GPU, whatever divisors `f` gives. QLoRA adds the whole model at load
- * under ZeRO-3 (memory_qlora_load_bytes(), a transient at time zero on top of
- * the states just allocated) and the previous micro-batch's retained inputs
- * (memory_qlora_retained_bytes(), MC_ACT for the whole step).
+ * The divisors `f` with the categories the scenario's offload or paged
+ * optimizer keeps on the host set to INFINITY (none of them on the GPU).
+ * `out` may be `f`. Pure.
  */
-void memory_emit_model_states(struct build *b, const struct shard_factors *f);
-
-/* Allocate `bytes` of category `cat` at time zero, labelled (a string literal) for the trace. */
-void memory_emit_static(struct build *b, int cat, double bytes, const char *label);
+void memory_on_device(const struct scenario *s, const struct shard_factors *f,
+                      struct shard_factors *out);
 
 /*
  * PyTorch DDP's gradient bucket copies for `grad_bytes` of gradients: the

@@ -13,6 +13,9 @@
  * (mem0) and when it ends (mem1); the engine's tracker turns these into the
  * per-rank timeline and peak.
  *
+ * The communicator kinds, time categories and memory categories tasks carry are the shared
+ * vocabulary of model/kinds.h.
+ *
  * Ownership: prog_new() returns a program the caller frees with prog_free().
  */
 #ifndef SIMTRAIN_PROG_H
@@ -22,6 +25,7 @@
 #include <stdint.h>
 
 #include "base/util.h"
+#include "model/kinds.h"
 
 enum task_kind {
     TASK_COMPUTE, /* runs for dur ns on its stream */
@@ -49,52 +53,6 @@ enum stream_id {
     ST_D2H,
     ST_HOST,
     ST_COUNT
-};
-
-/* Communicator kinds, resolved per rank to a concrete group by the layout. */
-enum comm_kind {
-    COMM_TP,
-    COMM_CP,
-    COMM_EP,
-    COMM_DP,       /* all data-parallel replicas (dp * cp for gradients when cp > 1) */
-    COMM_DP_INTRA, /* HSDP shard group: DP peers inside a node */
-    COMM_DP_INTER, /* HSDP replicate group: same shard index across nodes */
-    COMM_EDP,      /* expert data parallel: DP peers holding the same experts */
-    COMM_PP_NEXT,  /* point-to-point with the next stage (activations flow forward) */
-    COMM_PP_PREV,  /* point-to-point with the previous stage (gradients flow back) */
-    COMM_KIND_COUNT
-};
-
-/* Where time goes, for the breakdown and the trace. */
-enum time_cat {
-    TC_FWD,
-    TC_BWD,
-    TC_RECOMPUTE,
-    TC_OPTIMIZER,
-    TC_COMM_TP,
-    TC_COMM_CP,
-    TC_COMM_EP,
-    TC_COMM_PP,
-    TC_COMM_DP,
-    TC_OFFLOAD, /* PCIe transfers and host optimizer work of CPU offload */
-    TC_IDLE,    /* nothing running: pipeline bubble, waiting for peers */
-    TC_COUNT
-};
-
-/* Memory categories; every byte on a GPU is attributed to one. */
-enum mem_cat {
-    MC_PARAMS,    /* parameters as stored (bf16, fp32, NF4 + constants) */
-    MC_MASTER,    /* fp32 master weights (mixed precision) */
-    MC_GRADS,     /* gradients (accumulation buffers) */
-    MC_OPTIM,     /* optimizer states */
-    MC_ACT,       /* activations saved for backward */
-    MC_LOGITS,    /* logits and loss buffers */
-    MC_GATHERED,  /* unsharded parameters alive under ZeRO-3 / FSDP */
-    MC_COMM,      /* communication buffers: DDP buckets, gather/scatter staging */
-    MC_WORKSPACE, /* transient op outputs, cuBLAS workspace */
-    MC_OVERHEAD,  /* CUDA context, NCCL (estimate) */
-    MC_RESERVE,   /* caching-allocator reserve: fragmentation of the step's churn (estimate) */
-    MC_COUNT
 };
 
 struct task {

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strategy/dp.h"
+#include "strategy/dp_internal.h"
 #include "run/totals.h"
 #include "model/cost.h"
 #include "model/workload.h"
@@ -219,7 +219,7 @@ static void comm_section(FILE *f, const struct run *r)
     }
 }
 
-/* ---- data-parallel traffic (strategy/dp.h) ------------------------------------------------ */
+/* ---- data-parallel traffic (strategy/dp_internal.h) ------------------------------------------------ */
 
 void report_dp_traffic(const struct run *r, struct report_dp *out)
 {

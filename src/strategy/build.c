@@ -31,7 +31,7 @@ int64_t bytes_i64(double bytes)
 double unit_grad_bytes(const struct build *b, int unit)
 {
     /* only trainable parameters have gradients (LoRA: the adapters) */
-    return memory_unit_trainable(b, unit) * dtype_bytes(b->s->train.grad_dtype);
+    return states_unit_trainable(b, unit) * dtype_bytes(b->s->train.grad_dtype);
 }
 
 int emit_optimizer(struct build *b, double params, double bytes_per_param, int dep)

@@ -44,7 +44,7 @@
 #include <stdlib.h>
 
 #include "model/cost.h"
-#include "strategy/dp.h"
+#include "strategy/dp_internal.h"
 #include "model/memory.h"
 #include "strategy/strategy.h"
 
@@ -113,7 +113,7 @@ static void ddp_init(struct build *b)
 
     b->dp_state = d;
     for (i = 0; i < b->nunits; i++)
-        d->params += memory_unit_trainable(b, i);
+        d->params += states_unit_trainable(b, i);
     if (scenario_megatron_ddp(s)) {
         double params = 1e6 * s->par.dp > 4e7 ? 1e6 * s->par.dp : 4e7;
         d->bucket_bytes = d->first_bytes = params * elem;
@@ -124,9 +124,9 @@ static void ddp_init(struct build *b)
     d->last_coll = -1;
     d->distributed = s->par.sharding == SHARD_ZERO1;
     memory_shard_factors(s, &f);
-    memory_emit_model_states(b, &f);
+    states_emit_model_states(b, &f);
     /* PyTorch DDP's bucket copies of the gradients (gradient_as_bucket_view=False). */
-    memory_emit_static(b, MC_COMM, memory_ddp_bucket_bytes(s, d->params * elem),
+    states_emit_static(b, MC_COMM, memory_ddp_bucket_bytes(s, d->params * elem),
                        "DDP gradient buckets");
 }
 
@@ -176,7 +176,7 @@ double ddp_grad_accum_bytes(const struct scenario *s, double params, int mb)
 static void accumulate_grads(struct build *b, int unit, int mb, int grad_task)
 {
     const struct scenario *s = b->s;
-    double bytes = ddp_grad_accum_bytes(s, memory_unit_trainable(b, unit), mb);
+    double bytes = ddp_grad_accum_bytes(s, states_unit_trainable(b, unit), mb);
     int t;
 
     if (bytes <= 0)

@@ -1,9 +1,9 @@
 /*
  * dp.c - choosing a data-parallel strategy, and the pieces the strategies
- * share (see dp.h): process groups in issue order, gradient buckets, memory
+ * share (see dp_internal.h): process groups in issue order, gradient buckets, memory
  * marks and the per-step traffic summary.
  */
-#include "strategy/dp.h"
+#include "strategy/dp_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -116,14 +116,14 @@ double dp_unit_gather_bytes(const struct build *b, int unit, double param_bytes)
 {
     struct param_roles r;
 
-    memory_unit_roles(b, unit, &r);
+    states_unit_roles(b, unit, &r);
     return r.trainable * param_bytes + r.frozen * memory_frozen_bytes(b->s, false) +
            r.frozen_quant * memory_frozen_bytes(b->s, true);
 }
 
 double dp_unit_grad_elems(const struct build *b, int unit)
 {
-    return memory_unit_trainable(b, unit);
+    return states_unit_trainable(b, unit);
 }
 
 bool dp_unit_ends_backward(const struct build *b, int ui)

@@ -23,7 +23,7 @@
  * to DDP; FSDP's docstring warns no_sync keeps unsharded gradients).
  *
  * Ordering (FSDP1): every collective of a process group runs on its NCCL
- * stream in issue order (dp.h). backward_prefetch BACKWARD_PRE issues the next
+ * stream in issue order (dp_internal.h). backward_prefetch BACKWARD_PRE issues the next
  * unit's all-gather in the pre-backward hook, before the current gradient
  * computation and its reduce-scatter; BACKWARD_POST issues it in the
  * post-backward hook, after the gradient computation but before the
@@ -54,7 +54,7 @@
 #include <string.h>
 
 #include "model/cost.h"
-#include "strategy/dp.h"
+#include "strategy/dp_internal.h"
 #include "model/memory.h"
 
 struct group {
@@ -178,7 +178,7 @@ static void fsdp_init(struct build *b)
     mark_edges(b, f);
     f->freeq = xcalloc((size_t)(b->m + 1) * (size_t)(f->ng + 1) * 2, sizeof(int));
     memory_shard_factors(s, &sf);
-    memory_emit_model_states(b, &sf);
+    states_emit_model_states(b, &sf);
 }
 
 static void fsdp_release(struct build *b)

@@ -1,6 +1,6 @@
 /*
  * offload.c - CPU offload: host<->device copies over the rank's PCIe link and
- * the optimizer step on the host CPU (see dp.h).
+ * the optimizer step on the host CPU (see dp_internal.h).
  *
  * What moves when is the strategies' business (zero.c, fsdp.c): ZeRO-Offload
  * copies each reduced gradient partition to the host as fp32 and the updated
@@ -16,7 +16,7 @@
  * at 1/6 of that: "DeepSpeedCPUAdam is 5X-7X faster than the standard PyTorch
  * implementation" (DeepSpeed ZeRO-Offload tutorial, deepspeed.ai; midpoint).
  */
-#include "strategy/dp.h"
+#include "strategy/dp_internal.h"
 
 #include <string.h>
 

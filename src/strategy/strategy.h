@@ -19,6 +19,7 @@
 
 #include "model/scenario.h"
 #include "model/layout.h"
+#include "model/memory.h"
 #include "model/partition.h"
 #include "prog/prog.h"
 #include "model/workload.h"
@@ -174,7 +175,37 @@ extern const struct dp_ops dp_fsdp;   /* PyTorch FSDP and FSDP2, every ShardingS
 /* Pick the dp_ops for a scenario's sharding; NULL (and reason) when not modelled. */
 const struct dp_ops *strategy_dp_ops(const struct scenario *s, char *reason, size_t reason_len);
 
-/* Helpers for strategies. */
+/* ---- model states (states.c) ---------------------------------------------------- */
+
+/*
+ * Roles of the parameters of unit `unit` of a build (full fine-tuning: all
+ * trainable; LoRA: base frozen, adapters trainable; memory_roles()).
+ * states_unit_trainable() is the element count whose gradients a
+ * data-parallel strategy reduces.
+ */
+void states_unit_roles(const struct build *b, int unit, struct param_roles *out);
+double states_unit_trainable(const struct build *b, int unit);
+
+/* The roles summed over all of a build's units. */
+void states_build_roles(const struct build *b, struct param_roles *out);
+
+/*
+ * Allocate at time zero the model states of every unit of `b` (MC_PARAMS,
+ * MC_MASTER, MC_GRADS, MC_OPTIM), per memory_model_states(), and QLoRA's
+ * dequantization buffer (MC_WORKSPACE, memory_dequant_bytes()). Categories the
+ * scenario's offload or paged optimizer keeps on the host are not allocated
+ * on the GPU, whatever divisors `f` gives (memory_on_device()). QLoRA adds the
+ * whole model at load under ZeRO-3 (memory_qlora_load_bytes(), a transient at
+ * time zero on top of the states just allocated) and the previous
+ * micro-batch's retained inputs (memory_qlora_retained_bytes(), MC_ACT for the
+ * whole step).
+ */
+void states_emit_model_states(struct build *b, const struct shard_factors *f);
+
+/* Allocate `bytes` of category `cat` at time zero, labelled (a string literal) for the trace. */
+void states_emit_static(struct build *b, int cat, double bytes, const char *label);
+
+/* ---- helpers for strategies ------------------------------------------------------ */
 /* Bytes as the integer a memory mark carries, rounded to nearest. */
 int64_t bytes_i64(double bytes);
 /* Gradient bytes of unit `unit` on this rank: its trainable parameters at training.grad_dtype. */

@@ -40,7 +40,7 @@
  * prefetching is on (the window at DeepSpeed's sub-module granularity is
  * min(prefetch_bucket, max_live - largest tensor), since a fetch makes only
  * the current module's tensors available). All collectives of the data-
- * parallel group run in issue order (dp.h).
+ * parallel group run in issue order (dp_internal.h).
  *
  * Recomputation. Megatron's checkpointed layer re-runs its forward inside
  * backward, so DeepSpeed's sub-module hooks (stage3.py _register_hooks_
@@ -91,7 +91,7 @@
 #include <stdlib.h>
 
 #include "model/cost.h"
-#include "strategy/dp.h"
+#include "strategy/dp_internal.h"
 #include "model/memory.h"
 
 #define ZMAX_TENSORS 4 /* gathered weight tensors per unit (attention QKV, proj, MLP in, out) */
@@ -253,7 +253,7 @@ static void common_init(struct build *b, struct zero *z, int stage)
     for (i = 0; i < b->nunits; i++)
         z->params += dp_unit_grad_elems(b, i);
     memory_shard_factors(s, &f);
-    memory_emit_model_states(b, &f);
+    states_emit_model_states(b, &f);
 }
 
 static void zero_release(struct build *b)
@@ -276,7 +276,7 @@ static void zero12_init(struct build *b)
 
     common_init(b, z, s->par.sharding == SHARD_ZERO1 ? 1 : 2);
     if (s->zero.contiguous_gradients)
-        memory_emit_static(b, MC_COMM, buffers * s->zero.reduce_bucket_size * z->pbytes,
+        states_emit_static(b, MC_COMM, buffers * s->zero.reduce_bucket_size * z->pbytes,
                            "ZeRO ipg gradient buckets");
 }
 
@@ -445,7 +445,7 @@ static void zero3_units(struct build *b, struct zero *z)
         z->window = 0; /* 2021: every gather synchronizes the device (see the header) */
     /* Persistent parameters are whole on every rank; the model states counted them 1/N. */
     if (z->pg.size > 1)
-        memory_emit_static(b, MC_PARAMS, persist * (1 - 1.0 / z->pg.size),
+        states_emit_static(b, MC_PARAMS, persist * (1 - 1.0 / z->pg.size),
                            "ZeRO-3 persistent parameters");
 }
 
@@ -459,7 +459,7 @@ static void zero3_init(struct build *b)
     z->ds2021 = s->zero.stage3_gather == ZERO3_GATHER_PER_PARAM_SYNC;
     zero3_units(b, z);
     if (s->zero.contiguous_gradients)
-        memory_emit_static(b, MC_COMM, s->zero.reduce_bucket_size * z->pbytes,
+        states_emit_static(b, MC_COMM, s->zero.reduce_bucket_size * z->pbytes,
                            "ZeRO-3 ipg gradient bucket");
 }
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "model/cost.h"
-#include "whatif/estimate_parts.h"
+#include "whatif/estimate_internal.h"
 #include "model/layout.h"
 #include "strategy/strategy.h"
 #include "model/workload.h"

@@ -5,8 +5,7 @@
  * activations of the micro-batches in flight from the stage's schedule, the
  * logits on the last stage and the fixed overhead.
  */
-#include "whatif/estimate_parts.h"
-#include "strategy/dp.h"
+#include "whatif/estimate_internal.h"
 
 bool est_gathers_per_layer(enum sharding sh)
 {

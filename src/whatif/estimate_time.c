@@ -10,10 +10,10 @@
 #include <string.h>
 
 #include "model/cost.h"
-#include "whatif/estimate_parts.h"
+#include "whatif/estimate_internal.h"
 #include "model/partition.h"
 #include "strategy/strategy.h"
-#include "strategy/dp.h"
+#include "strategy/dp_internal.h"
 #include "model/workload.h"
 
 /*

@@ -1,5 +1,5 @@
 /*
- * dp.h - pieces shared by the data-parallel strategies (strategy/ddp.c,
+ * dp_internal.h - pieces shared by the data-parallel strategies (strategy/ddp.c,
  * zero.c, fsdp.c, offload.c): which implementation runs a sharding mode,
  * process groups whose collectives run in issue order, gradient buckets,
  * memory marks, host offload, and the per-step data-parallel traffic the
@@ -22,8 +22,8 @@
  * Used by the strategies in src/strategy/; the report and the JSON writer use
  * only the traffic summary at the end.
  */
-#ifndef SIMTRAIN_STRATEGY_DP_H
-#define SIMTRAIN_STRATEGY_DP_H
+#ifndef SIMTRAIN_STRATEGY_DP_INTERNAL_H
+#define SIMTRAIN_STRATEGY_DP_INTERNAL_H
 
 #include "model/scenario.h"
 #include "strategy/strategy.h"

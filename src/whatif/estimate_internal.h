@@ -1,12 +1,12 @@
 /*
- * estimate_parts.h - the parts of the closed-form estimate (estimate.h) that
+ * estimate_internal.h - the parts of the closed-form estimate (estimate.h) that
  * its files share: estimate.c (the estimator's memo tables, the memoized
  * ingredients of a candidate and the composition of a step), estimate_time.c
  * (stage times, the pipeline, the exposed data-parallel tail) and
  * estimate_memory.c (peak memory per stage). Internal to those files.
  */
-#ifndef SIMTRAIN_ESTIMATE_PARTS_H
-#define SIMTRAIN_ESTIMATE_PARTS_H
+#ifndef SIMTRAIN_ESTIMATE_INTERNAL_H
+#define SIMTRAIN_ESTIMATE_INTERNAL_H
 
 #include <stdbool.h>
 
