@@ -238,10 +238,10 @@ static void test_sharding_zero_volume(void **state)
     (void)state;
     for (i = 0; i < 4; i++) {
         struct sim_case c;
-        struct report_dp d;
+        struct metrics_dp d;
         run_case(&c, "sharding_7b_8gpu", SYMMETRIC, modes[i], "zero.stage3_max_reuse_distance=0",
                  NULL);
-        report_dp_traffic(&c.r, &d);
+        d = run_metrics(&c.r)->dp;
         assert_true(fabs(d.volume_bytes / d.psi_bytes - want[i]) < 0.02 * want[i]);
         free_case(&c);
     }
@@ -334,7 +334,7 @@ static void test_sharding_sc21_zero3_rows_fit(void **state)
 static void test_sharding_zero3_ds2021_per_tensor(void **state)
 {
     struct sim_case now, old;
-    struct report_dp dn, d0;
+    struct metrics_dp dn, d0;
     int gathers;
 
     (void)state;
@@ -343,8 +343,8 @@ static void test_sharding_zero3_ds2021_per_tensor(void **state)
     gathers = test_count_colls(now.r.progs[0], COMM_DP, COLL_ALL_GATHER);
     assert_int_equal(test_count_colls(old.r.progs[0], COMM_DP, COLL_ALL_GATHER), 4 * gathers - 9);
     assert_int_equal(test_count_colls(old.r.progs[0], COMM_DP, COLL_REDUCE_SCATTER), 4 * 32 + 2);
-    report_dp_traffic(&now.r, &dn);
-    report_dp_traffic(&old.r, &d0);
+    dn = run_metrics(&now.r)->dp;
+    d0 = run_metrics(&old.r)->dp;
     assert_true(fabs(d0.volume_bytes - dn.volume_bytes) <= 1e-9 * dn.volume_bytes);
     free_case(&now);
     free_case(&old);
@@ -415,13 +415,13 @@ static void test_sharding_zero3_recompute_regather(void **state)
     (void)state;
     for (k = 0; k < 2; k++) {
         struct sim_case none, full;
-        struct report_dp dn, df;
+        struct metrics_dp dn, df;
         run_case(&none, "sharding_7b_64gpu", SYMMETRIC, "parallelism.sharding=zero3", PER_PARAM,
                  dist[k], "training.recompute=none", NULL);
         run_case(&full, "sharding_7b_64gpu", SYMMETRIC, "parallelism.sharding=zero3", PER_PARAM,
                  dist[k], "training.recompute=full", NULL);
-        report_dp_traffic(&none.r, &dn);
-        report_dp_traffic(&full.r, &df);
+        dn = run_metrics(&none.r)->dp;
+        df = run_metrics(&full.r)->dp;
         assert_true(fabs(df.volume_bytes - dn.volume_bytes - want[k]) <= 1e-6 * dn.volume_bytes);
         free_case(&none);
         free_case(&full);
@@ -619,13 +619,13 @@ static void test_sharding_fsdp_gradient_passes(void **state)
 static void test_sharding_hsdp_less_nic(void **state)
 {
     struct sim_case full, hybrid;
-    struct report_dp df, dh;
+    struct metrics_dp df, dh;
 
     (void)state;
     run_case(&full, "sharding_7b_64gpu", SYMMETRIC, NULL);
     run_case(&hybrid, "sharding_7b_64gpu", SYMMETRIC, "parallelism.sharding=hsdp", NULL);
-    report_dp_traffic(&full.r, &df);
-    report_dp_traffic(&hybrid.r, &dh);
+    df = run_metrics(&full.r)->dp;
+    dh = run_metrics(&hybrid.r)->dp;
     assert_true(df.nic_bytes > 0 && dh.nic_bytes > 0);
     assert_true(dh.nic_bytes < 0.75 * df.nic_bytes);
     assert_true(rank0(&hybrid)->comm_bytes[COMM_DP_INTER] > 0);
@@ -688,7 +688,7 @@ static void test_sharding_deterministic(void **state)
 static void test_sharding_offload_fits(void **state)
 {
     struct sim_case on, off;
-    struct report_dp d;
+    struct metrics_dp d;
 
     (void)state;
     run_case(&on, "sharding_offload_13b_1gpu", SYMMETRIC, NULL);
@@ -697,7 +697,7 @@ static void test_sharding_offload_fits(void **state)
     assert_false(off.r.fits);
     assert_true(rank0(&on)->bucket[TC_OFFLOAD] > 0);
     assert_true(rank0(&off)->bucket[TC_OFFLOAD] == 0);
-    report_dp_traffic(&on.r, &d);
+    d = run_metrics(&on.r)->dp;
     /* The updated bf16 weights come back once; gradients go out every micro-batch. */
     assert_true(d.h2d_bytes >= 2 * workload_params_total(&on.s->model));
     assert_true(d.d2h_bytes > d.h2d_bytes);

@@ -4,8 +4,7 @@
  * step back, the breakdown adds up, runs are deterministic, collectives
  * slow the kernels they overlap; tensor, context and expert parallelism emit
  * the communication their sources describe; a layer of the 22B model of
- * KOR22 Table 4 takes the published time; the report's data-parallel
- * traffic over every rank matches a rank-by-rank reference.
+ * KOR22 Table 4 takes the published time.
  */
 #include <dirent.h>
 #include <math.h>
@@ -25,7 +24,6 @@
 #include "report/report.h"
 #include "run/run.h"
 #include "strategy/strategy.h"
-#include "strategy/dp_internal.h"
 #include "model/workload.h"
 
 /* Average of a breakdown bucket over the simulated ranks. */
@@ -496,46 +494,9 @@ static void test_k22_table4_layer_time(void **state)
     }
 }
 
-/*
- * The report's data-parallel traffic scans each stage's program once, not once per rank: with
- * every rank of a 4-stage, 64-GPU layout simulated it equals the per-rank average of
- * dp_traffic() computed rank by rank, to the bit (same order of summation).
- */
-static void test_report_dp_traffic_per_program_matches_per_rank(void **state)
-{
-    static const char *const sets[] = { "cluster.nodes=8", "parallelism.dp=2",
-                                        "training.global_batch=16", NULL };
-    struct scenario *s = test_load("scenarios/70b_256gpu.yaml", NULL, sets);
-    struct report_dp got;
-    double volume = 0, psi = 0, colls = 0;
-    struct run r;
-    int i, n;
-
-    (void)state;
-    test_simulate(s, true, &r);
-    n = r.sim.nranks;
-    assert_int_equal(n, 64);
-    assert_int_equal(r.nprogs, 4);
-    report_dp_traffic(&r, &got);
-    for (i = 0; i < n; i++) {
-        struct dp_traffic t;
-        dp_traffic(s, r.sim.ranks[i].prog, &t);
-        volume += t.volume_bytes / n;
-        psi += t.psi_bytes / n;
-        colls += (double)t.collectives / n;
-    }
-    assert_true(colls > 0);
-    assert_memory_equal(&got.volume_bytes, &volume, sizeof(volume));
-    assert_memory_equal(&got.psi_bytes, &psi, sizeof(psi));
-    assert_memory_equal(&got.collectives, &colls, sizeof(colls));
-    run_release(&r);
-    cfg_free(s);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_report_dp_traffic_per_program_matches_per_rank),
         cmocka_unit_test(test_sim_symmetric_matches_all_ranks),
         cmocka_unit_test(test_sim_moe_3d_modes_agree),
         cmocka_unit_test(test_sim_straggler_holds_the_step),

@@ -246,12 +246,11 @@ static void print_time(FILE *f, const struct run *r)
         { "offload", TC_OFFLOAD, TC_OFFLOAD },
         { "idle", TC_IDLE, TC_IDLE },
     };
-    double bd[TC_COUNT];
+    const double *bd = run_metrics(r)->breakdown_s;
     char t[32];
     size_t i;
     int c;
 
-    report_breakdown(r, bd);
     report_fmt_time(r->step_s, t, sizeof(t));
     fprintf(f, "Step time %s:", t);
     for (i = 0; i < ARRAY_LEN(parts); i++) {

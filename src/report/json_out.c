@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "report/report.h"
-#include "run/totals.h"
 #include "model/workload.h"
 
 static cJSON *obj(cJSON *parent, const char *name)
@@ -91,28 +90,27 @@ static void rank_json(cJSON *arr, const struct rank_result *rr)
 /* Time to train, cost and energy: present only when their inputs are (totals.h). */
 static void totals_json(cJSON *res, const struct run *r)
 {
-    struct train_totals t;
+    const struct train_totals *t = &run_metrics(r)->totals;
     cJSON *o;
 
-    train_totals(r->s, r->step_s, &t);
-    if (!t.have_tokens)
+    if (!t->have_tokens)
         return;
     o = obj(res, "time_to_train");
-    cJSON_AddNumberToObject(o, "tokens", t.tokens);
-    cJSON_AddNumberToObject(o, "steps", t.steps);
-    cJSON_AddNumberToObject(o, "seconds", t.seconds);
-    cJSON_AddNumberToObject(o, "days", t.seconds / 86400.0);
-    cJSON_AddNumberToObject(o, "gpu_hours", t.gpu_hours);
-    if (t.have_price)
-        cJSON_AddNumberToObject(o, "cost_usd", t.cost_usd);
-    if (t.have_power)
-        cJSON_AddNumberToObject(o, "energy_J", t.energy_J);
+    cJSON_AddNumberToObject(o, "tokens", t->tokens);
+    cJSON_AddNumberToObject(o, "steps", t->steps);
+    cJSON_AddNumberToObject(o, "seconds", t->seconds);
+    cJSON_AddNumberToObject(o, "days", t->seconds / 86400.0);
+    cJSON_AddNumberToObject(o, "gpu_hours", t->gpu_hours);
+    if (t->have_price)
+        cJSON_AddNumberToObject(o, "cost_usd", t->cost_usd);
+    if (t->have_power)
+        cJSON_AddNumberToObject(o, "energy_J", t->energy_J);
 }
 
 static cJSON *build(const struct run *r)
 {
     cJSON *root = cJSON_CreateObject(), *res, *ranks, *colls;
-    double bd[TC_COUNT];
+    const struct run_metrics *mt = run_metrics(r);
     int i, c;
 
     cJSON_AddStringToObject(root, "simtrain_version", SIMTRAIN_VERSION_STRING);
@@ -130,16 +128,14 @@ static cJSON *build(const struct run *r)
     cJSON_AddNumberToObject(res, "simulated_ranks", r->sim.nranks);
     cJSON_AddNumberToObject(res, "events", (double)r->sim.events);
     totals_json(res, r);
-    report_breakdown(r, bd);
     {
         cJSON *o = obj(res, "breakdown_s");
         for (c = 0; c < TC_COUNT; c++)
-            cJSON_AddNumberToObject(o, tcat_name(c), bd[c]);
+            cJSON_AddNumberToObject(o, tcat_name(c), mt->breakdown_s[c]);
     }
     {
-        struct report_dp d;
+        const struct metrics_dp d = mt->dp;
         cJSON *o = obj(res, "data_parallel");
-        report_dp_traffic(r, &d);
         cJSON_AddNumberToObject(o, "volume_bytes", d.volume_bytes);
         cJSON_AddNumberToObject(o, "psi_bytes", d.psi_bytes);
         cJSON_AddNumberToObject(o, "volume_psi",

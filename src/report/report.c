@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strategy/dp_internal.h"
-#include "run/totals.h"
 #include "model/cost.h"
 #include "model/workload.h"
 
@@ -49,17 +47,6 @@ static void fmt_count(double v, char *buf, size_t n)
         snprintf(buf, n, "%.2f M", v / 1e6);
     else
         snprintf(buf, n, "%.0f", v);
-}
-
-void report_breakdown(const struct run *r, double out[TC_COUNT])
-{
-    int i, c;
-
-    for (c = 0; c < TC_COUNT; c++)
-        out[c] = 0;
-    for (i = 0; i < r->sim.nranks; i++)
-        for (c = 0; c < TC_COUNT; c++)
-            out[c] += (double)r->sim.ranks[i].bucket[c] / NS_PER_S / r->sim.nranks;
 }
 
 static void config_section(FILE *f, const struct scenario *s)
@@ -122,11 +109,11 @@ static void time_section(FILE *f, const struct run *r)
         [TC_OFFLOAD] = "offload (PCIe, CPU)",
         [TC_IDLE] = "idle",
     };
-    double bd[TC_COUNT], total = 0;
+    const double *bd = run_metrics(r)->breakdown_s;
+    double total = 0;
     char buf[32];
     size_t i;
 
-    report_breakdown(r, bd);
     for (i = 0; i < TC_COUNT; i++)
         total += bd[i];
     report_fmt_time(r->step_s, buf, sizeof(buf));
@@ -159,26 +146,25 @@ static void throughput_section(FILE *f, const struct run *r)
 /* Time to train `training.tokens`, its cost and energy (totals.h). */
 static void totals_section(FILE *f, const struct run *r)
 {
-    struct train_totals t;
+    const struct train_totals *t = &run_metrics(r)->totals;
     char tok[32], cost[32], energy[32];
 
-    train_totals(r->s, r->step_s, &t);
-    if (!t.have_tokens)
+    if (!t->have_tokens)
         return;
-    fmt_count(t.tokens, tok, sizeof(tok));
-    fprintf(f, "\nTime to train  %s tokens: %.0f steps, ", tok, ceil(t.steps));
-    if (t.seconds >= 2 * 86400.0)
-        fprintf(f, "%.1f days", t.seconds / 86400.0);
+    fmt_count(t->tokens, tok, sizeof(tok));
+    fprintf(f, "\nTime to train  %s tokens: %.0f steps, ", tok, ceil(t->steps));
+    if (t->seconds >= 2 * 86400.0)
+        fprintf(f, "%.1f days", t->seconds / 86400.0);
     else
-        fprintf(f, "%.1f hours", t.seconds / 3600.0);
+        fprintf(f, "%.1f hours", t->seconds / 3600.0);
     fprintf(f, " on %d GPU%s, %.0f GPU-hours\n", r->s->gpus, r->s->gpus == 1 ? "" : "s",
-            t.gpu_hours);
-    if (t.have_price) {
-        totals_fmt_cost(&t, cost, sizeof(cost));
+            t->gpu_hours);
+    if (t->have_price) {
+        totals_fmt_cost(t, cost, sizeof(cost));
         fprintf(f, "  cost     %s at $%.2f per GPU-hour\n", cost, r->s->train.price_gpu_hour);
     }
-    if (t.have_power) {
-        totals_fmt_energy(&t, energy, sizeof(energy));
+    if (t->have_power) {
+        totals_fmt_energy(t, energy, sizeof(energy));
         fprintf(f,
                 "  energy   %s at %.0f W per GPU (GPU boards only: not hosts, network, "
                 "cooling)\n",
@@ -189,12 +175,9 @@ static void totals_section(FILE *f, const struct run *r)
 static void comm_section(FILE *f, const struct run *r)
 {
     const struct sim_result *sr = &r->sim;
-    double busy[TC_COUNT] = { 0 };
+    const double *busy = run_metrics(r)->busy_s;
     int i, c, shown = 0;
 
-    for (i = 0; i < sr->nranks; i++)
-        for (c = 0; c < TC_COUNT; c++)
-            busy[c] += (double)sr->ranks[i].busy[c] / NS_PER_S / sr->nranks;
     if (sr->nnotes == 0)
         return;
     fprintf(f, "\nCommunication (per rank; total time, of which exposed above)\n");
@@ -219,71 +202,32 @@ static void comm_section(FILE *f, const struct run *r)
     }
 }
 
-/* ---- data-parallel traffic (strategy/dp_internal.h) ------------------------------------------------ */
-
-void report_dp_traffic(const struct run *r, struct report_dp *out)
-{
-    int i, n = r->sim.nranks, nprogs = r->progs ? r->nprogs : 0;
-    /* every rank of a stage runs its stage's program (sim.h): scan each program once, not
-     * once per rank (16,384 times for 405b_16k --ranks all) */
-    struct dp_traffic *memo = xcalloc((size_t)MAX(nprogs, 1), sizeof(*memo));
-    bool *have = xcalloc((size_t)MAX(nprogs, 1), sizeof(*have));
-
-    memset(out, 0, sizeof(*out));
-    for (i = 0; i < n; i++) {
-        const struct rank_result *rr = &r->sim.ranks[i];
-        int k = rr->coords[DIM_PP];
-        struct dp_traffic t;
-        if (k >= 0 && k < nprogs && r->progs[k] == rr->prog) {
-            if (!have[k]) {
-                dp_traffic(r->s, rr->prog, &memo[k]);
-                have[k] = true;
-            }
-            t = memo[k];
-        } else {
-            dp_traffic(r->s, rr->prog, &t);
-        }
-        out->volume_bytes += t.volume_bytes / n;
-        out->psi_bytes += t.psi_bytes / n;
-        out->collectives += (double)t.collectives / n;
-        out->h2d_bytes += t.h2d_bytes / n;
-        out->d2h_bytes += t.d2h_bytes / n;
-        out->link_bytes += dp_link_bytes(rr->comm_bytes) / n;
-        out->nic_bytes += dp_nic_bytes(&r->lay, rr->rank, rr->comm_bytes) / n;
-        out->exposed_s += (double)rr->bucket[TC_COMM_DP] / NS_PER_S / n;
-        out->offload_s += (double)rr->bucket[TC_OFFLOAD] / NS_PER_S / n;
-    }
-    free(memo);
-    free(have);
-}
-
 static void dp_section(FILE *f, const struct run *r)
 {
-    struct report_dp d;
+    const struct metrics_dp *d = &run_metrics(r)->dp;
     char vol[32], psi[32], link[32], nic[32], t[32], h2d[32], d2h[32];
     int micro = r->s->train.global_batch / (r->s->train.micro_batch * r->s->par.dp);
 
-    report_dp_traffic(r, &d);
-    if (d.collectives <= 0 && d.h2d_bytes + d.d2h_bytes <= 0)
+    if (d->collectives <= 0 && d->h2d_bytes + d->d2h_bytes <= 0)
         return;
-    fmt_bytes(d.volume_bytes, vol, sizeof(vol));
-    fmt_bytes(d.psi_bytes, psi, sizeof(psi));
-    fmt_bytes(d.link_bytes, link, sizeof(link));
-    fmt_bytes(d.nic_bytes, nic, sizeof(nic));
-    report_fmt_time(d.exposed_s, t, sizeof(t));
+    fmt_bytes(d->volume_bytes, vol, sizeof(vol));
+    fmt_bytes(d->psi_bytes, psi, sizeof(psi));
+    fmt_bytes(d->link_bytes, link, sizeof(link));
+    fmt_bytes(d->nic_bytes, nic, sizeof(nic));
+    report_fmt_time(d->exposed_s, t, sizeof(t));
     fprintf(f, "\nData-parallel traffic per GPU per step (%s, %d micro-batch%s)\n",
             sharding_name(r->s->par.sharding), micro, micro == 1 ? "" : "es");
-    if (d.collectives > 0) {
+    if (d->collectives > 0) {
         fprintf(f,
                 "  volume    %10s = %.2f Psi (Psi = %s of 16-bit parameters; ZeRO §7: DDP 2, "
                 "ZeRO-3 3)\n",
-                vol, d.psi_bytes > 0 ? d.volume_bytes / d.psi_bytes : 0, psi);
+                vol, d->psi_bytes > 0 ? d->volume_bytes / d->psi_bytes : 0, psi);
         fprintf(f, "  on links  %10s, of which over NICs %s; exposed %s\n", link, nic, t);
     }
-    if (d.h2d_bytes + d.d2h_bytes > 0) {
-        fmt_bytes(d.h2d_bytes, h2d, sizeof(h2d));
-        fmt_bytes(d.d2h_bytes, d2h, sizeof(d2h));
-        report_fmt_time(d.offload_s, t, sizeof(t));
+    if (d->h2d_bytes + d->d2h_bytes > 0) {
+        fmt_bytes(d->h2d_bytes, h2d, sizeof(h2d));
+        fmt_bytes(d->d2h_bytes, d2h, sizeof(d2h));
+        report_fmt_time(d->offload_s, t, sizeof(t));
         fprintf(f, "  offload   PCIe %s to GPU, %s to host; exposed (with CPU optimizer) %s\n", h2d,
                 d2h, t);
     }

@@ -1,6 +1,7 @@
 /* run.c - see run.h. */
 #include "run/run.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,7 +10,13 @@
 #include "strategy/strategy.h"
 #include "model/workload.h"
 
-static void metrics(struct run *r)
+/* run_metrics(), once computed. */
+struct run_memo {
+    bool ready;
+    struct run_metrics m;
+};
+
+static void headline(struct run *r)
 {
     const struct scenario *s = r->s;
     int i;
@@ -52,7 +59,8 @@ int run_scenario(const struct scenario *s, const struct sim_opts *opts, struct r
         run_release(out);
         return -1;
     }
-    metrics(out);
+    headline(out);
+    out->memo = xcalloc(1, sizeof(*out->memo));
     return 0;
 }
 
@@ -64,7 +72,20 @@ void run_release(struct run *r)
         prog_free(r->progs ? r->progs[i] : NULL);
     free(r->progs);
     sim_result_release(&r->sim);
+    free(r->memo);
     memset(r, 0, sizeof(*r));
+}
+
+const struct run_metrics *run_metrics(const struct run *r)
+{
+    struct run_memo *mm = r->memo;
+
+    assert(mm && "run_metrics() of a run that run_scenario() did not fill");
+    if (!mm->ready) {
+        metrics_compute(r->s, &r->lay, r->progs, r->nprogs, &r->sim, r->step_s, &mm->m);
+        mm->ready = true;
+    }
+    return &mm->m;
 }
 
 int predict_scenario(const struct scenario *s, struct prediction *out, char *reason,

@@ -1,6 +1,7 @@
 /*
  * run.h - one simulated training step end to end: layout, programs, engine,
- * and the headline metrics derived from the result.
+ * the headline metrics derived from the result, and the rest of its metrics
+ * (metrics.h), computed once for every output that shows them.
  *
  * Ownership: run_scenario() fills a struct run that owns its programs and
  * simulation result; release it with run_release().
@@ -12,6 +13,7 @@
 #include "model/layout.h"
 #include "prog/prog.h"
 #include "engine/sim.h"
+#include "run/metrics.h"
 
 struct run {
     const struct scenario *s;
@@ -31,10 +33,18 @@ struct run {
     double capacity_bytes;
     bool fits;
     double reserve_short_bytes; /* most allocator reserve a rank had no room for (0 = none) */
+    struct run_memo *memo;      /* run_metrics()'s, owned */
 };
 
 int run_scenario(const struct scenario *s, const struct sim_opts *opts, struct run *out,
                  char *reason, size_t reason_len);
 void run_release(struct run *r);
+
+/*
+ * The metrics of run `r` (from run_scenario()): computed from its result on the first call,
+ * so that a run nobody reports pays nothing, and kept, owned by the run, until
+ * run_release().
+ */
+const struct run_metrics *run_metrics(const struct run *r);
 
 #endif

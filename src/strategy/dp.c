@@ -1,7 +1,7 @@
 /*
  * dp.c - choosing a data-parallel strategy, and the pieces the strategies
- * share (see dp_internal.h): process groups in issue order, gradient buckets, memory
- * marks and the per-step traffic summary.
+ * share (see dp_internal.h): process groups in issue order, gradient buckets and memory
+ * marks.
  */
 #include "strategy/dp_internal.h"
 
@@ -129,64 +129,4 @@ double dp_unit_grad_elems(const struct build *b, int unit)
 bool dp_unit_ends_backward(const struct build *b, int ui)
 {
     return ui == b->chunk_first[b->units[ui].chunk];
-}
-
-/* ---- traffic ------------------------------------------------------------------------------ */
-
-static bool dp_comm(int comm)
-{
-    return comm == COMM_DP || comm == COMM_DP_INTRA || comm == COMM_DP_INTER;
-}
-
-void dp_traffic(const struct scenario *s, const struct prog *p, struct dp_traffic *out)
-{
-    int i;
-
-    memset(out, 0, sizeof(*out));
-    /* Ψ as ZERO §7 counts it: the model replica a data-parallel rank holds, in 16-bit. */
-    out->psi_bytes = 2.0 * workload_params_total(&s->model) / ((double)s->par.tp * s->par.pp);
-    for (i = 0; i < p->ntasks; i++) {
-        const struct task *t = &p->tasks[i];
-        if (t->kind == TASK_COLL && dp_comm(t->comm)) {
-            out->volume_bytes += t->bytes * (t->op == COLL_ALL_REDUCE ? 2 : 1);
-            out->collectives++;
-        } else if (t->kind == TASK_COPY) {
-            if (t->stream == ST_H2D)
-                out->h2d_bytes += t->bytes;
-            else
-                out->d2h_bytes += t->bytes;
-        }
-    }
-}
-
-static bool spans_nodes(const struct layout *l, int rank, int kind)
-{
-    int n = layout_group_size(l, kind), *m, i;
-    bool span = false;
-
-    if (n <= 1)
-        return false;
-    m = xmalloc(sizeof(int) * (size_t)n);
-    n = layout_group(l, rank, kind, m, n);
-    for (i = 1; i < n && !span; i++)
-        span = layout_node(l, m[i]) != layout_node(l, m[0]);
-    free(m);
-    return span;
-}
-
-double dp_nic_bytes(const struct layout *l, int rank, const double comm_bytes[COMM_KIND_COUNT])
-{
-    static const int kinds[] = { COMM_DP, COMM_DP_INTRA, COMM_DP_INTER };
-    double sum = 0;
-    size_t i;
-
-    for (i = 0; i < ARRAY_LEN(kinds); i++)
-        if (comm_bytes[kinds[i]] > 0 && spans_nodes(l, rank, kinds[i]))
-            sum += comm_bytes[kinds[i]];
-    return sum;
-}
-
-double dp_link_bytes(const double comm_bytes[COMM_KIND_COUNT])
-{
-    return comm_bytes[COMM_DP] + comm_bytes[COMM_DP_INTRA] + comm_bytes[COMM_DP_INTER];
 }

@@ -2,8 +2,8 @@
  * dp_internal.h - pieces shared by the data-parallel strategies (strategy/ddp.c,
  * zero.c, fsdp.c, offload.c): which implementation runs a sharding mode,
  * process groups whose collectives run in issue order, gradient buckets,
- * memory marks, host offload, and the per-step data-parallel traffic the
- * report prints.
+ * memory marks and host offload. (The traffic they issue is counted from the
+ * programs by run/metrics.c.)
  *
  * Process groups. PyTorch's ProcessGroupNCCL runs every collective of one
  * process group on that group's internal NCCL stream, whatever CUDA stream
@@ -19,8 +19,7 @@
  * TASK_HOST on ST_HOST at the hardware file's `host.adam_throughput` (params/s
  * per GPU's share of the host). Both are accounted as TC_OFFLOAD.
  *
- * Used by the strategies in src/strategy/; the report and the JSON writer use
- * only the traffic summary at the end.
+ * Private to src/strategy/ (tests/deps.sh).
  */
 #ifndef SIMTRAIN_STRATEGY_DP_INTERNAL_H
 #define SIMTRAIN_STRATEGY_DP_INTERNAL_H
@@ -120,35 +119,5 @@ sim_time offload_cpu_step_time(const struct scenario *s, double params);
  * measured cost of one PyTorch view op (zero.c); 0 for one rank.
  */
 sim_time zero_ds2021_view_loop_time(int world_size);
-
-/* ---- traffic summary (for reports) ------------------------------------------ */
-
-struct dp_traffic {
-    double
-        volume_bytes; /* ZeRO counting: all-reduce 2x, all-gather / reduce-scatter 1x (ZERO §7) */
-    double psi_bytes; /* Ψ: this rank's model-replica parameters at 16 bits, bytes */
-    int collectives;  /* data-parallel collectives per step */
-    double h2d_bytes; /* offload copies host -> device per step */
-    double d2h_bytes; /* offload copies device -> host per step */
-};
-
-/*
- * The data-parallel traffic of one rank's program per step: every collective
- * on COMM_DP, COMM_DP_INTRA or COMM_DP_INTER, counted as ZERO §7 does (its
- * volume in Ψ units: DDP 2, ZeRO-1/2 2, ZeRO-3 / FSDP 3), and the offload
- * copies. Pure.
- */
-void dp_traffic(const struct scenario *s, const struct prog *p, struct dp_traffic *out);
-
-/*
- * Of a rank's bus bytes per communicator kind (sim.h rank_result.comm_bytes),
- * those of data-parallel groups that span nodes: the simulator charges such a
- * group's traffic to the network tier, so this is what the rank's NICs carry
- * for data parallelism. Pure.
- */
-double dp_nic_bytes(const struct layout *l, int rank, const double comm_bytes[COMM_KIND_COUNT]);
-
-/* Of the same, every data-parallel group's bytes (NVLink, PCIe or network). */
-double dp_link_bytes(const double comm_bytes[COMM_KIND_COUNT]);
 
 #endif

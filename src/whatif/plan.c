@@ -12,7 +12,6 @@
 
 #include "config/schema.h"
 #include "model/layout.h"
-#include "report/report.h"
 #include "run/run.h"
 #include "strategy/strategy.h"
 #include "model/workload.h"
@@ -348,8 +347,8 @@ static void simulate(struct search *se, struct plan_cand *c, FILE *progress)
     c->sim_mfu = run.mfu;
     c->sim_tokens_per_s = run.tokens_per_s;
     c->sim_objective = objective(se, c, run.step_s);
-    report_breakdown(&run, c->sim_breakdown_s);
-    train_totals(&s, run.step_s, &c->tt);
+    memcpy(c->sim_breakdown_s, run_metrics(&run)->breakdown_s, sizeof(c->sim_breakdown_s));
+    c->tt = run_metrics(&run)->totals;
     if (!run.fits) {
         char msg[200];
         c->sim_status = PR_OOM_SIMULATED;

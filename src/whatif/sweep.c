@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "config/schema.h"
-#include "report/report.h"
 #include "run/run.h"
 
 static const char *const size_keys[] = { "cluster.nodes", "cluster.gpus", "hardware.nodes",
@@ -254,18 +253,16 @@ int sweep_point_scenario(const struct sweep *sw, long index, struct scenario *ou
 
 static void measure(const struct run *r, struct sweep_point *pt)
 {
-    const struct scenario *s = r->s;
-
     pt->step_s = r->step_s;
     pt->tokens_per_s = r->tokens_per_s;
     pt->tokens_per_s_per_gpu = r->tokens_per_s_per_gpu;
     pt->mfu = r->mfu;
     pt->peak_bytes = r->peak_bytes;
     pt->capacity_bytes = r->capacity_bytes;
-    report_breakdown(r, pt->breakdown_s);
+    memcpy(pt->breakdown_s, run_metrics(r)->breakdown_s, sizeof(pt->breakdown_s));
     for (int c = 0; c < MC_COUNT; c++)
         pt->mem_bytes[c] = (double)r->sim.ranks[r->peak_idx].at_peak[c];
-    train_totals(s, r->step_s, &pt->tt);
+    pt->tt = run_metrics(r)->totals;
     pt->status = r->fits ? SP_OK : SP_OOM;
 }
 
