@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,6 +148,82 @@ static void test_estimate_tracks_engine(void **state)
     assert_true(step_err[n / 2] < 0.10);
     estimator_free(e);
     cfg_free(base);
+}
+
+/* The shipped scenarios (the .yaml files of scenarios/), sorted by name, into names[0 .. max);
+ * returns the count. */
+static int shipped_scenarios(char names[][128], int max)
+{
+    DIR *d = opendir("scenarios");
+    struct dirent *e;
+    int n = 0;
+
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len < 6 || strcmp(e->d_name + len - 5, ".yaml") != 0)
+            continue;
+        assert_true(n < max);
+        snprintf(names[n++], 128, "%s", e->d_name);
+    }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof(names[0]), (int (*)(const void *, const void *))strcmp);
+    return n;
+}
+
+/* Median of v[0 .. n) (sorts v). */
+static double median(double *v, int n)
+{
+    for (int i = 1; i < n; i++) /* insertion sort */
+        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/*
+ * The estimate departs from the engine where it approximates the strategies' rules
+ * (strategy/rules.h; each approximation is named in estimate_time.c and estimate_memory.c):
+ * DDP's buckets and ddp.overlap stand for ZeRO-1/2's, gradients travel at grad_dtype, FSDP's
+ * unsharded gradients and the order of events are not modelled. On every shipped scenario
+ * the estimated step time is within 12 % of the engine's and the peak memory within 25 %;
+ * the median errors are under 2 %. (Measured when written, estimate / engine - 1: step
+ * -8.6 % (mixtral_8x7b_64gpu) to +5.7 % (qlora_7b_4090), median 0.6 %; peak -22.3 %
+ * (70b_256gpu_fsdp: FSDP's unsharded gradients) to +4.1 %, median 0.3 %.)
+ */
+static void test_estimate_every_shipped_scenario(void **state)
+{
+    char names[64][128];
+    double step_err[64], peak_err[64];
+    int n = shipped_scenarios(names, 64);
+
+    (void)state;
+    assert_true(n >= 10);
+    for (int i = 0; i < n; i++) {
+        char file[160];
+        struct scenario *s;
+        struct estimator *e = estimator_new();
+        struct estimate est;
+        struct run r;
+
+        snprintf(file, sizeof(file), "scenarios/%.128s", names[i]);
+        s = test_load(file, NULL, NULL);
+        estimate_scenario(e, s, &est);
+        test_simulate(s, false, &r);
+        step_err[i] = rel(est.step_s, r.step_s);
+        peak_err[i] = rel(est.peak_bytes, r.peak_bytes);
+        if (step_err[i] >= 0.12 || peak_err[i] >= 0.25)
+            fail_msg("%s: step %.4g s (engine %.4g s), peak %.4g GiB (engine %.4g GiB)", names[i],
+                     est.step_s, r.step_s, est.peak_bytes / 1073741824.0,
+                     r.peak_bytes / 1073741824.0);
+        run_release(&r);
+        cfg_free(s);
+        estimator_free(e);
+    }
+    assert_true(median(step_err, n) < 0.02);
+    assert_true(median(peak_err, n) < 0.02);
 }
 
 /* Estimate and engine step times of the test scenario with overrides (NULL-terminated). */
@@ -525,6 +602,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_estimate_tracks_engine),
+        cmocka_unit_test(test_estimate_every_shipped_scenario),
         cmocka_unit_test(test_plan_apply_rederives_defaults),
         cmocka_unit_test(test_estimate_grad_accum_pass),
         cmocka_unit_test(test_estimate_zero3_per_param_sync),

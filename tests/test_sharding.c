@@ -713,10 +713,10 @@ static void test_sharding_cpu_adam_time(void **state)
 
     (void)state;
     run_case(&c, "sharding_offload_13b_1gpu", SYMMETRIC, NULL);
-    ds = offload_cpu_step_time(c.s, 1.7e9);
+    ds = rules_host_step_time(c.s, 1.7e9);
     assert_true(llabs(ds - (sim_time)1000000000) < 1000);
     c.s->par.sharding = SHARD_FSDP;
-    pt = offload_cpu_step_time(c.s, 1.7e9);
+    pt = rules_host_step_time(c.s, 1.7e9);
     assert_true(llabs(pt - 6 * ds) < 1000);
     free_case(&c);
 }

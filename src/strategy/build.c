@@ -21,6 +21,7 @@
 #include "model/cost.h"
 #include "model/memory.h"
 #include "model/partition.h"
+#include "strategy/rules.h"
 #include "strategy/strategy.h"
 
 int64_t bytes_i64(double bytes)
@@ -345,14 +346,6 @@ static int unit_backward(struct build *b, int ui, int mb, int prev, int mode)
  * elements, 1/tp of it per rank (NAR21 §4.1 scatter/gather; under sequence
  * parallelism the stage output is already sharded).
  */
-static double p2p_bytes(const struct build *b)
-{
-    double act = (double)b->sh.b * b->sh.s / b->sh.cp * b->s->model.hidden *
-                 (dtype_bytes(b->sh.dt) < 2 ? 2 : dtype_bytes(b->sh.dt));
-
-    return act / b->sh.tp;
-}
-
 static bool first_chunk(const struct build *b, int chunk)
 {
     return b->stage == 0 && chunk == 0;
@@ -375,7 +368,7 @@ static int p2p(struct build *b, int kind, int stream, int comm, const char *labe
     t.stream = (uint8_t)stream;
     t.tcat = TC_COMM_PP;
     t.comm = (uint8_t)comm;
-    t.bytes = p2p_bytes(b);
+    t.bytes = rules_pp_send_bytes(b->s);
     t.label = prog_label(p, label, chunk);
     t.mb = mb;
     i = prog_add(p, &t);
@@ -421,8 +414,9 @@ static int regather(struct build *b, int recv, int mb)
 
     if (recv < 0 || b->s->par.tp == 1 || b->s->par.sequence_parallel)
         return recv;
-    t = prog_coll(p, ST_TP, TC_COMM_PP, COMM_TP, COLL_ALL_GATHER, p2p_bytes(b) * b->s->par.tp,
-                  prog_label(p, "pipeline all-gather", 0), mb);
+    t = prog_coll(p, ST_TP, TC_COMM_PP, COMM_TP, COLL_ALL_GATHER,
+                  rules_pp_send_bytes(b->s) * b->s->par.tp, prog_label(p, "pipeline all-gather", 0),
+                  mb);
     prog_dep(p, t, recv);
     return t;
 }
@@ -475,11 +469,8 @@ static void static_memory(struct build *b)
 static void mp_sizes(struct build *b)
 {
     const struct model *m = &b->s->model;
-    double p = dtype_bytes(b->sh.dt) < 2 ? 2 : dtype_bytes(b->sh.dt);
 
-    /* K and V of this rank's s/cp tokens, kv_heads/tp heads each (context_parallel.md) */
-    b->kv_bytes = 2.0 * b->sh.b * ((double)b->sh.s / b->sh.cp) * ((double)m->kv_heads / b->sh.tp) *
-                  m->head_dim * p;
+    b->kv_bytes = rules_cp_kv_bytes(b->s);
     b->a2a_bytes = b->layer_moe.moe_a2a_bytes;
     b->moe_imbalance = m->moe.load_imbalance >= 1 ? m->moe.load_imbalance : 1.0;
 }

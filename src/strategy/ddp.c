@@ -40,6 +40,9 @@
  * 16-bit parameters are all-gathered (bytes/param 6 + 12/dp for bf16 params
  * with fp32 gradients). Without overlap_param_gather the gather follows the
  * step.
+ *
+ * The bucket sizes, the gradient-accumulation pass and which collectives run when are
+ * stated once in rules.c, which the closed-form estimate (whatif/) reads too.
  */
 #include <stdlib.h>
 
@@ -114,15 +117,9 @@ static void ddp_init(struct build *b)
     b->dp_state = d;
     for (i = 0; i < b->nunits; i++)
         d->params += states_unit_trainable(b, i);
-    if (scenario_megatron_ddp(s)) {
-        double params = 1e6 * s->par.dp > 4e7 ? 1e6 * s->par.dp : 4e7;
-        d->bucket_bytes = d->first_bytes = params * elem;
-    } else {
-        d->bucket_bytes = s->ddp.bucket_bytes;
-        d->first_bytes = s->ddp.first_bucket_bytes;
-    }
+    rules_ddp_buckets(s, &d->first_bytes, &d->bucket_bytes);
     d->last_coll = -1;
-    d->distributed = s->par.sharding == SHARD_ZERO1;
+    d->distributed = rules_grad_reduce_op(s) == COLL_REDUCE_SCATTER;
     memory_shard_factors(s, &f);
     states_emit_model_states(b, &f);
     /* PyTorch DDP's bucket copies of the gradients (gradient_as_bucket_view=False). */
@@ -150,33 +147,12 @@ static void issue_bucket(struct build *b, struct ddp *d, int dep)
     d->last_coll = t;
 }
 
-/*
- * Gradient accumulation outside the weight-gradient GEMMs, per unit and
- * micro-batch, as a memory-bound pass on the compute stream right after the
- * unit's backward (before the next unit's backward in stream order):
- * - Megatron without gradient-accumulation fusion: param_hook runs
- *   main_grad.add_(param.grad) every micro-batch, the first included
- *   (megatron/model/distributed.py DistributedDataParallel._make_param_hook):
- *   read the 16-bit gradient, read and write main_grad (grad_dtype);
- * - PyTorch DDP under no_sync: autograd's AccumulateGrad keeps the first
- *   micro-batch's gradient tensor and adds each later one in place
- *   (torch/csrc/autograd/functions/accumulate_grad.h, `variable_grad +=
- *   new_grad`): read both, write one, in grad_dtype.
- * Megatron with fusion (the default) accumulates inside the GEMM epilogue.
- */
-double ddp_grad_accum_bytes(const struct scenario *s, double params, int mb)
-{
-    double g = dtype_bytes(s->train.grad_dtype);
-
-    if (scenario_megatron_ddp(s))
-        return s->ddp.grad_accum_fusion ? 0 : params * (dtype_bytes(s->train.precision) + 2 * g);
-    return mb == 0 ? 0 : params * 3 * g;
-}
-
+/* Gradient accumulation outside the GEMMs, after the unit's backward on the compute stream
+ * (before the next unit's backward in stream order): rules_ddp_grad_accum_bytes(). */
 static void accumulate_grads(struct build *b, int unit, int mb, int grad_task)
 {
     const struct scenario *s = b->s;
-    double bytes = ddp_grad_accum_bytes(s, states_unit_trainable(b, unit), mb);
+    double bytes = rules_ddp_grad_accum_bytes(s, states_unit_trainable(b, unit), mb);
     int t;
 
     if (bytes <= 0)
@@ -195,7 +171,8 @@ static void ddp_post_backward(struct build *b, int unit, int mb, int grad_task)
     double bytes = unit_grad_bytes(b, unit);
 
     accumulate_grads(b, unit, mb, grad_task);
-    if (mb != b->m - 1 || b->s->par.dp * b->s->par.cp == 1)
+    if ((mb != b->m - 1 && !rules_reduce_every_microbatch(b->s)) ||
+        b->s->par.dp * b->s->par.cp == 1)
         return; /* no_sync: accumulate locally until the last micro-batch */
     if (!b->s->ddp.overlap)
         return;

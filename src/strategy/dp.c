@@ -11,28 +11,19 @@
 #include "model/memory.h"
 #include "model/workload.h"
 
-/*
- * Megatron runs zero1 as its distributed optimizer (ddp.c); every other
- * ZeRO stage is DeepSpeed's (Megatron-DeepSpeed when combined with tensor or
- * pipeline parallelism; PyTorch's ZeroRedundancyOptimizer is not modelled
- * separately). The FSDP sharding strategies are PyTorch's, version 1 or 2.
- */
+/* The dp_ops of the implementation rules_dp_impl() names (rules.c gives the reasons). */
 const struct dp_ops *strategy_dp_ops(const struct scenario *s, char *reason, size_t reason_len)
 {
-    switch (s->par.sharding) {
-    case SHARD_NONE:
+    switch (rules_dp_impl(s)) {
+    case DPI_DDP:
         return &dp_ddp;
-    case SHARD_ZERO1:
-        return scenario_framework(s) == FW_MEGATRON ? &dp_ddp : &dp_zero12;
-    case SHARD_ZERO2:
+    case DPI_ZERO12:
         return &dp_zero12;
-    case SHARD_ZERO3:
+    case DPI_ZERO3:
         return &dp_zero3;
-    case SHARD_FSDP:
-    case SHARD_FSDP_GRAD_OP:
-    case SHARD_HSDP:
-    case SHARD_FSDP_NO_SHARD:
+    case DPI_FSDP:
         return &dp_fsdp;
+    case DPI_NONE:
     default:
         break;
     }

@@ -1,9 +1,8 @@
 /*
  * dp_internal.h - pieces shared by the data-parallel strategies (strategy/ddp.c,
- * zero.c, fsdp.c, offload.c): which implementation runs a sharding mode,
- * process groups whose collectives run in issue order, gradient buckets,
- * memory marks and host offload. (The traffic they issue is counted from the
- * programs by run/metrics.c.)
+ * zero.c, fsdp.c, offload.c): process groups whose collectives run in issue order, gradient
+ * buckets, memory marks and host offload. (The traffic they issue is counted from the programs by
+ * run/metrics.c.)
  *
  * Process groups. PyTorch's ProcessGroupNCCL runs every collective of one
  * process group on that group's internal NCCL stream, whatever CUDA stream
@@ -25,6 +24,7 @@
 #define SIMTRAIN_STRATEGY_DP_INTERNAL_H
 
 #include "model/scenario.h"
+#include "strategy/rules.h"
 #include "strategy/strategy.h"
 
 /* One process group: its collectives run one at a time, in issue order. */
@@ -82,14 +82,6 @@ double dp_unit_grad_elems(const struct build *b, int unit);
 /* Is unit `ui` the last one of its model chunk in backward order (end of that backward)? */
 bool dp_unit_ends_backward(const struct build *b, int ui);
 
-/*
- * Bytes of ddp.c's gradient-accumulation pass after micro-batch `mb` (0-based)
- * for `params` trainable parameters: Megatron's main_grad.add_ without
- * gradient-accumulation fusion, PyTorch's AccumulateGrad from the second
- * micro-batch on; 0 where there is none (ddp.c, accumulate_grads()).
- */
-double ddp_grad_accum_bytes(const struct scenario *s, double params, int mb);
-
 /* ---- offload (offload.c) --------------------------------------------------- */
 
 /*
@@ -102,13 +94,10 @@ int offload_copy(struct build *b, bool to_device, double bytes, int dep, const c
 
 /*
  * The optimizer step of `params` elements on the host CPU (ZeRO-Offload's
- * DeepSpeedCPUAdam, FSDP CPUOffload's optimizer), after `dep`. Returns the
- * TASK_HOST task.
+ * DeepSpeedCPUAdam, FSDP CPUOffload's optimizer), after `dep`, taking
+ * rules_host_step_time(). Returns the TASK_HOST task.
  */
 int offload_cpu_step(struct build *b, double params, int dep);
-
-/* Duration of offload_cpu_step() for `params` elements: params / host.adam_throughput. */
-sim_time offload_cpu_step_time(const struct scenario *s, double params);
 
 /* ---- DeepSpeed ZeRO (zero.c) ------------------------------------------------ */
 

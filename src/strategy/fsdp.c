@@ -49,6 +49,9 @@
  * reduce-scatter ends. Offload (CPUOffload(offload_params=True)): each shard
  * is copied to the device before its all-gather and the sharded fp32 gradient
  * to the host after its reduction; the optimizer steps on the CPU.
+ *
+ * What reshards and which group reduces are stated once in rules.c, which the closed-form
+ * estimate (whatif/) reads too.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -165,10 +168,10 @@ static void fsdp_init(struct build *b)
     b->dp_state = f;
     f->mode = s->par.sharding;
     f->version = s->fsdp.version;
-    f->reshard_fwd = f->mode != SHARD_FSDP_GRAD_OP && s->fsdp.reshard_after_forward;
+    f->reshard_fwd = rules_reshard_after_forward(s);
     f->pbytes = dtype_bytes(s->fsdp.param_dtype);
     f->rbytes = dtype_bytes(s->fsdp.reduce_dtype);
-    dp_pg_init(&f->shard, b, f->mode == SHARD_HSDP ? COMM_DP_INTRA : COMM_DP);
+    dp_pg_init(&f->shard, b, rules_shard_comm(s));
     dp_pg_init(&f->repl, b, COMM_DP_INTER);
     if (f->mode != SHARD_HSDP)
         f->repl.size = 1;
@@ -408,7 +411,7 @@ static void reduce(struct build *b, struct fsdp *f, int gi, int grad_task)
     double bytes = g->grad_elems * f->rbytes;
     int t, last;
 
-    if (f->mode == SHARD_FSDP_NO_SHARD) {
+    if (rules_grad_reduce_op(b->s) == COLL_ALL_REDUCE) { /* NO_SHARD */
         t = dp_pg_coll(b, &f->shard, ST_DP, COLL_ALL_REDUCE, bytes, "all-reduce unit %d", gi,
                        grad_task);
         if (t >= 0)

@@ -10,18 +10,12 @@
  * parameter shard to the device before its all-gather and the sharded
  * gradient back after its reduction (FSDP _runtime_utils.py _offload_grad).
  *
- * CPU optimizer rate: the hardware file's host.adam_throughput, which models
- * DeepSpeedCPUAdam (memory-bound, see the hardware files). A framework
- * without it (FSDP CPUOffload steps a torch.optim optimizer on the CPU) runs
- * at 1/6 of that: "DeepSpeedCPUAdam is 5X-7X faster than the standard PyTorch
- * implementation" (DeepSpeed ZeRO-Offload tutorial, deepspeed.ai; midpoint).
+ * CPU optimizer rate: rules_host_step_time() (rules.c): the hardware file's
+ * host.adam_throughput for DeepSpeedCPUAdam, 1/6 of it for torch.optim.
  */
 #include "strategy/dp_internal.h"
 
 #include <string.h>
-
-/* DeepSpeedCPUAdam vs torch.optim.Adam on the CPU: 5-7x (ZeRO-Offload tutorial); midpoint. */
-#define TORCH_CPU_ADAM_SLOWDOWN 6.0
 
 int offload_copy(struct build *b, bool to_device, double bytes, int dep, const char *label, int arg)
 {
@@ -44,15 +38,6 @@ int offload_copy(struct build *b, bool to_device, double bytes, int dep, const c
     return i;
 }
 
-sim_time offload_cpu_step_time(const struct scenario *s, double params)
-{
-    double rate = s->hw.host.adam_Pps;
-
-    if (scenario_framework(s) != FW_DEEPSPEED)
-        rate /= TORCH_CPU_ADAM_SLOWDOWN;
-    return ns_from_s(params / rate);
-}
-
 int offload_cpu_step(struct build *b, double params, int dep)
 {
     struct prog *p = b->p;
@@ -63,7 +48,7 @@ int offload_cpu_step(struct build *b, double params, int dep)
     t.kind = TASK_HOST;
     t.stream = ST_HOST;
     t.tcat = TC_OFFLOAD;
-    t.dur = offload_cpu_step_time(b->s, params);
+    t.dur = rules_host_step_time(b->s, params);
     t.label = prog_label(p, "CPU optimizer step", 0);
     t.mb = -1;
     i = prog_add(p, &t);

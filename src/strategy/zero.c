@@ -87,6 +87,9 @@
  * copied to the host as fp32, the step runs on the CPU, the updated 16-bit
  * partition is copied back; with offload_param the 16-bit partition lives on
  * the host and is copied to the device before every all-gather (offload.c).
+ *
+ * Which stage reduces when, the ipg buffers and the tensors ZeRO-3 gathers one by one are
+ * stated once in rules.c, which the closed-form estimate (whatif/) reads too.
  */
 #include <stdlib.h>
 
@@ -272,19 +275,16 @@ static void zero12_init(struct build *b)
 {
     const struct scenario *s = b->s;
     struct zero *z = xcalloc(1, sizeof(*z));
-    double buffers = s->zero.overlap_comm ? 2 : 1;
 
     common_init(b, z, s->par.sharding == SHARD_ZERO1 ? 1 : 2);
-    if (s->zero.contiguous_gradients)
-        states_emit_static(b, MC_COMM, buffers * s->zero.reduce_bucket_size * z->pbytes,
-                           "ZeRO ipg gradient buckets");
+    states_emit_static(b, MC_COMM, rules_zero_bucket_bytes(s), "ZeRO ipg gradient buckets");
 }
 
 static void zero12_post_backward(struct build *b, int ui, int mb, int grad_task)
 {
     struct zero *z = b->dp_state;
 
-    if (z->stage == 1 && mb != b->m - 1)
+    if (!rules_reduce_every_microbatch(b->s) && mb != b->m - 1)
         return; /* stage 1 reduces only at the gradient-accumulation boundary */
     reduce_grads(b, z, ui, mb, grad_task);
 }
@@ -353,33 +353,6 @@ static double largest_tensor(const struct scenario *s)
 }
 
 /*
- * The weight matrices of unit `u` that ZeRO-3 gathers one by one, forward
- * order, elements per rank after tensor parallelism: a layer's attention QKV
- * and output projection, MLP input (gate and up together for SwiGLU) and
- * output; the word and learned position embeddings. Returns their count, 0
- * when the unit is taken as one tensor (the head, MoE layers).
- */
-static int weight_tensors(const struct scenario *s, const struct unit *u, double *elems)
-{
-    const struct model *m = &s->model;
-    double tp = s->par.tp, h = m->hidden, q = (double)m->heads * m->head_dim;
-    double kv = (double)m->kv_heads * m->head_dim, f = m->ffn_hidden;
-    int n = 0;
-
-    if (u->kind == UNIT_LAYER && !u->moe) {
-        elems[n++] = h * (q + 2 * kv) / tp;
-        elems[n++] = q * h / tp;
-        elems[n++] = h * f * (m->act == ACT_SWIGLU ? 2 : 1) / tp;
-        elems[n++] = f * h / tp;
-    } else if (u->kind == UNIT_EMBED) {
-        elems[n++] = (double)m->vocab * h / tp;
-        if (m->pos == POS_LEARNED)
-            elems[n++] = (double)m->max_seq * h;
-    }
-    return n;
-}
-
-/*
  * Split unit i into its weight tensors and mark those a full recompute
  * releases: after the recompute's forward of tensor j the layer's later
  * tensors run forward and then backward before j's backward, 2 * (elements
@@ -391,7 +364,7 @@ static void unit_tensors(struct build *b, struct zero *z, int i)
 {
     struct zunit *u = &z->u[i];
     double elems[ZMAX_TENSORS], sum = 0, after = 0, again = 0;
-    int n = weight_tensors(b->s, &b->units[i], elems), j;
+    int n = rules_zero3_weight_tensors(b->s, b->units[i].kind, b->units[i].moe, elems), j;
     bool full = b->units[i].kind == UNIT_LAYER && strategy_unit_recompute(b, i) == RC_FULL;
 
     for (j = 0; j < n; j++)
@@ -458,9 +431,7 @@ static void zero3_init(struct build *b)
     /* zero.stage3_gather: per_param_sync also makes overlap_comm default to false (config) */
     z->ds2021 = s->zero.stage3_gather == ZERO3_GATHER_PER_PARAM_SYNC;
     zero3_units(b, z);
-    if (s->zero.contiguous_gradients)
-        states_emit_static(b, MC_COMM, s->zero.reduce_bucket_size * z->pbytes,
-                           "ZeRO-3 ipg gradient bucket");
+    states_emit_static(b, MC_COMM, rules_zero_bucket_bytes(s), "ZeRO-3 ipg gradient bucket");
 }
 
 /*

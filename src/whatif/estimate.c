@@ -13,6 +13,7 @@
 #include "model/cost.h"
 #include "whatif/estimate_internal.h"
 #include "model/layout.h"
+#include "strategy/rules.h"
 #include "strategy/strategy.h"
 #include "model/workload.h"
 
@@ -289,13 +290,6 @@ struct sched_profile est_sched_profile(struct estimator *e, const struct scenari
     return r;
 }
 
-double est_act_bytes(const struct scenario *s)
-{
-    double p = dtype_bytes(s->train.precision);
-
-    return p < 2 ? 2 : p;
-}
-
 /* ---- composition --------------------------------------------------------------------- */
 
 /* The ingredients of candidate s: costs per layer, communication per layer, sharding. */
@@ -330,9 +324,7 @@ static void prepare(struct cand *c, struct estimator *e, const struct scenario *
          * next K/V chunk to the ring neighbour (double buffering); backward passes K/V and
          * dK/dV, then sends the last dK/dV home (formulas.md §3.6; layer.c core()). */
         struct comm_group g = est_group(e, s, COMM_CP);
-        const struct model *m = &s->model;
-        double kv = 2.0 * s->train.micro_batch * ((double)s->train.seq_len / p->cp) *
-                    ((double)m->kv_heads / p->tp) * m->head_dim * est_act_bytes(s);
+        double kv = rules_cp_kv_bytes(s);
         double f = est_coll_s(e, s, &g, COLL_SEND_RECV, kv),
                b2 = est_coll_s(e, s, &g, COLL_SEND_RECV, 2 * kv);
         double sf = c->ld->attn_fwd / p->cp, sb = c->ld->attn_bwd / p->cp;

@@ -5,8 +5,12 @@
  * simulates only the best few. It uses the simulator's own cost functions
  * (workload_layer() durations, coll_estimate() for every collective on the
  * group shape the layout gives, schedule_steps() for activations in flight,
- * memory_state_bytes() for model states), so it follows their changes; what
- * it adds is the composition in closed form:
+ * memory_state_bytes() for model states) and the strategies' rules
+ * (strategy/rules.h: which collectives reduce and gather when, bucket sizes,
+ * buffers), so it follows their changes; what it adds is the composition in
+ * closed form (its approximations of those rules are named where they are
+ * made, and tests/test_plan.c holds it to the engine on every shipped
+ * scenario):
  *
  *   stage time per micro-batch t_s = sum over its layers of forward,
  *       backward and recompute compute plus the exposed tensor-parallel

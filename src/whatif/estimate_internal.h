@@ -94,9 +94,6 @@ double est_coll_s(struct estimator *e, const struct scenario *s, const struct co
 struct sched_profile est_sched_profile(struct estimator *e, const struct scenario *s, int stage,
                                        int m);
 
-/* Bytes per activation element: fp8 training keeps 16-bit activations (workload.c). */
-double est_act_bytes(const struct scenario *s);
-
 /* ---- estimate_time.c ------------------------------------------------------------------ */
 
 /* Layers, parameters, activations and per-micro-batch times of each of the pp stages. */
@@ -112,9 +109,6 @@ double est_dp_tail_s(const struct cand *c, const struct stage_sum *st, double *o
 double est_p2p_s(const struct cand *c);
 
 /* ---- estimate_memory.c --------------------------------------------------------------- */
-
-/* Whether the sharding gathers parameters per layer and micro-batch (ZeRO-3, FSDP, HSDP). */
-bool est_gathers_per_layer(enum sharding sh);
 
 /* The parameters of a stage by role, in the proportion of the stage's share of the model. */
 void est_stage_roles(const struct cand *c, const struct stage_sum *st, struct param_roles *r);

@@ -7,10 +7,7 @@
  */
 #include "whatif/estimate_internal.h"
 
-bool est_gathers_per_layer(enum sharding sh)
-{
-    return sh == SHARD_ZERO3 || sh == SHARD_FSDP || sh == SHARD_FSDP_GRAD_OP || sh == SHARD_HSDP;
-}
+#include "strategy/rules.h"
 
 /*
  * The parameters of a stage by role (trainable, frozen, NF4, expert): the
@@ -26,21 +23,19 @@ void est_stage_roles(const struct cand *c, const struct stage_sum *st, struct pa
     r->expert = c->roles.expert * f;
 }
 
-/* DeepSpeed's gradient buckets (zero.c; DS config defaults, formulas.md §2.3). */
+/*
+ * DeepSpeed's gradient buckets (rules_zero_bucket_bytes()). Approximation: the estimate
+ * counts none without data-parallel peers, and ZeRO-1's only under framework deepspeed,
+ * where the engine runs zero.c, buckets included, for every framework but Megatron.
+ */
 static double zero_buffers(const struct cand *c)
 {
     const struct scenario *s = c->s;
-    enum sharding sh = s->par.sharding;
-    bool ds = scenario_framework(s) == FW_DEEPSPEED;
-    double pb = dtype_bytes(s->train.precision) < 2 ? 2 : dtype_bytes(s->train.precision);
 
-    if (c->dp_g.nranks <= 1 || !s->zero.contiguous_gradients)
+    if (c->dp_g.nranks <= 1 ||
+        (s->par.sharding == SHARD_ZERO1 && scenario_framework(s) != FW_DEEPSPEED))
         return 0;
-    if (sh == SHARD_ZERO3)
-        return s->zero.reduce_bucket_size * pb;
-    if ((sh == SHARD_ZERO1 && ds) || sh == SHARD_ZERO2)
-        return (s->zero.overlap_comm ? 2 : 1) * s->zero.reduce_bucket_size * pb;
-    return 0;
+    return rules_zero_bucket_bytes(s);
 }
 
 /*
@@ -76,12 +71,13 @@ double est_stage_memory(const struct cand *c, const struct stage_sum *st, int st
     est_stage_roles(c, st, &roles);
     memory_state_bytes(s, &sb);
     memory_model_states(s, &roles, &c->f, mem);
-    if (est_gathers_per_layer(s->par.sharding)) {
+    if (rules_gathers_per_unit(s)) {
         int layers = st->dense + st->moe > 0 ? st->dense + st->moe : 1;
         double unit = st->params / layers * dtype_bytes(s->fsdp.param_dtype);
-        /* SHARD_GRAD_OP keeps every unit gathered from forward to backward; the others keep the
-         * current unit and the prefetched one (PyTorch limit_all_gathers; formulas.md §3.3). */
-        mem[MC_GATHERED] = s->par.sharding == SHARD_FSDP_GRAD_OP ? unit * layers : 2 * unit;
+        /* Without a reshard after forward every unit stays gathered from forward to backward;
+         * otherwise the current unit and the prefetched one (PyTorch limit_all_gathers;
+         * formulas.md §3.3). */
+        mem[MC_GATHERED] = rules_reshard_after_forward(s) ? 2 * unit : unit * layers;
     }
     mem[MC_COMM] = zero_buffers(c);
     if (s->par.sharding == SHARD_NONE)

@@ -12,8 +12,8 @@
 #include "model/cost.h"
 #include "whatif/estimate_internal.h"
 #include "model/partition.h"
+#include "strategy/rules.h"
 #include "strategy/strategy.h"
-#include "strategy/dp_internal.h"
 #include "model/workload.h"
 
 /*
@@ -35,21 +35,21 @@ static void split_layers(const struct scenario *s, int *out)
 
 /*
  * Gradient accumulation outside the GEMMs, per micro-batch on average, for
- * `params` of a stage under ddp.c's data parallelism (ddp_grad_accum_bytes():
+ * `params` of a stage under ddp.c's data parallelism (rules_ddp_grad_accum_bytes():
  * the first micro-batch's pass, and every later one's).
  */
 static double grad_accum_s(const struct cand *c, double params)
 {
     const struct scenario *s = c->s;
-    char reason[160];
     double first, later;
 
-    if (strategy_dp_ops(s, reason, sizeof(reason)) != &dp_ddp || params <= 0 ||
-        c->model_params <= 0)
+    if (rules_dp_impl(s) != DPI_DDP || params <= 0 || c->model_params <= 0)
         return 0;
     params *= c->roles.trainable / c->model_params;
-    first = est_sec(cost_membound(&s->hw.gpu, &s->hw.eff, ddp_grad_accum_bytes(s, params, 0)));
-    later = est_sec(cost_membound(&s->hw.gpu, &s->hw.eff, ddp_grad_accum_bytes(s, params, 1)));
+    first =
+        est_sec(cost_membound(&s->hw.gpu, &s->hw.eff, rules_ddp_grad_accum_bytes(s, params, 0)));
+    later =
+        est_sec(cost_membound(&s->hw.gpu, &s->hw.eff, rules_ddp_grad_accum_bytes(s, params, 1)));
     return (first + (c->m - 1) * later) / c->m;
 }
 
@@ -115,19 +115,18 @@ double est_pipeline_s(const struct scenario *s, int m, const struct stage_sum *s
     return tot;
 }
 
-/* Bucketed reduction of `bytes` (ddp.c's buckets), seconds in total and for the last bucket. */
+/*
+ * Bucketed reduction of `bytes` in ddp.c's buckets (rules_ddp_buckets()), seconds in total and
+ * for the last bucket. Approximation: DeepSpeed's ZeRO-1/2 reduce in reduce_bucket_size
+ * buckets and gather their partitions in one collective (zero.c); the estimate applies DDP's
+ * buckets to them too.
+ */
 static double buckets_s(const struct cand *c, enum coll_op op, double bytes, double *last)
 {
     const struct scenario *s = c->s;
-    double elem = dtype_bytes(s->train.grad_dtype), cap, first, t = 0, full;
+    double cap, first, t = 0, full;
 
-    if (scenario_megatron_ddp(s)) {
-        cap = (1e6 * s->par.dp > 4e7 ? 1e6 * s->par.dp : 4e7) * elem; /* ddp.c, Megatron */
-        first = cap;
-    } else {
-        cap = s->ddp.bucket_bytes;
-        first = s->ddp.first_bucket_bytes;
-    }
+    rules_ddp_buckets(s, &first, &cap);
     *last = 0;
     if (bytes <= 0)
         return 0;
@@ -147,25 +146,23 @@ static double buckets_s(const struct cand *c, enum coll_op op, double bytes, dou
 
 /*
  * One layer of DeepSpeed's 2021 ZeRO-3 per micro-batch (zero.c, zero.stage3_gather
- * per_param_sync), seconds: its four weight tensors (QKV, out-projection, MLP in, MLP out,
- * weighted as zero.c splits them) gathered one at a time for forward and again for backward,
- * each after zero-filling its buffer and followed by world_size copy kernels, and reduced one
- * at a time, each after world_size copy kernels; `gather` and `reduce` are the layer's bytes.
+ * per_param_sync), seconds: its four weight tensors (QKV, out-projection, MLP in, MLP out:
+ * rules_zero3_weight_tensors() of a dense layer, which MoE layers approximate) gathered one
+ * at a time for forward and again for backward, each after zero-filling its buffer and
+ * followed by world_size copy kernels, and reduced one at a time, each after world_size copy
+ * kernels; `gather` and `reduce` are the layer's bytes.
  */
 static double ds2021_layer_s(const struct cand *c, const struct comm_group *g, double gather,
                              double reduce)
 {
     const struct scenario *s = c->s;
-    const struct model *m = &s->model;
-    double h = m->hidden, q = (double)m->heads * m->head_dim,
-           kv = (double)m->kv_heads * m->head_dim;
-    double f = (double)m->ffn_hidden * (m->act == ACT_SWIGLU ? 2 : 1);
-    double share[4] = { h * (q + 2 * kv), q * h, h * f, (double)m->ffn_hidden * h }, sum = 0;
+    double share[4], sum = 0;
     double n = g->nranks > 1 ? g->nranks : 1, t = 0;
+    int k = rules_zero3_weight_tensors(s, UNIT_LAYER, false, share);
 
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < k; i++)
         sum += share[i];
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < k; i++) {
         double ag = gather * share[i] / sum, rs = reduce * share[i] / sum;
         double copies_ag = n * est_sec(cost_membound(&s->hw.gpu, &s->hw.eff, 2 * ag / n));
         double copies_rs = n * est_sec(cost_membound(&s->hw.gpu, &s->hw.eff, 2 * rs / n));
@@ -187,8 +184,11 @@ double est_dp_tail_s(const struct cand *c, const struct stage_sum *st, double *o
 
     est_stage_roles(c, st, &roles);
     memory_state_bytes(s, &sb);
-    /* FSDP communicates gradients in MixedPrecision.reduce_dtype (PyTorch fsdp/api.py). */
-    gbytes = roles.trainable * (sh >= SHARD_FSDP ? dtype_bytes(s->fsdp.reduce_dtype) : sb.grads);
+    /* FSDP communicates gradients in MixedPrecision.reduce_dtype (PyTorch fsdp/api.py).
+     * Approximation: DeepSpeed's ZeRO (zero.c) reduces at the 16-bit parameter dtype, the
+     * estimate at training.grad_dtype. */
+    gbytes = roles.trainable *
+             (rules_dp_impl(s) == DPI_FSDP ? dtype_bytes(s->fsdp.reduce_dtype) : sb.grads);
     pbytes = roles.trainable * sb.params;
     /* The optimizer updates this rank's shard; on the host under offload (INFINITY). */
     opt_params = roles.trainable /
@@ -198,45 +198,47 @@ double est_dp_tail_s(const struct cand *c, const struct stage_sum *st, double *o
     *opt_s =
         est_sec(cost_membound(&s->hw.gpu, &s->hw.eff, opt_params * memory_optimizer_traffic(s)));
     if (isinf(c->f.optim) && s->hw.pcie.bw_Bps > 0)
-        *opt_s = est_sec(offload_cpu_step_time(s, opt_params)) +
+        *opt_s = est_sec(rules_host_step_time(s, opt_params)) +
                  opt_params * (sb.grads + sb.params) / s->hw.pcie.bw_Bps; /* ZeRO-Offload */
-    if (sh == SHARD_HSDP)
-        shard_g = est_group(c->e, s, COMM_DP_INTRA);
+    if (rules_shard_comm(s) != COMM_DP) /* HSDP: shard within the node */
+        shard_g = est_group(c->e, s, rules_shard_comm(s));
     if (c->dp_g.nranks <= 1 || gbytes <= 0)
         return 0;
-    if (!est_gathers_per_layer(sh)) {
-        bool scatter = sh == SHARD_ZERO1 || sh == SHARD_ZERO2;
-        double red = buckets_s(c, scatter ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, gbytes, &last);
+    if (!rules_gathers_per_unit(s)) {
+        double red = buckets_s(c, rules_grad_reduce_op(s), gbytes, &last);
+        /* Approximation: ddp.overlap stands for every strategy here (DeepSpeed's ZeRO-1/2
+         * overlap by zero.overlap_comm, FSDP NO_SHARD always; zero.c, fsdp.c). */
         double window = s->ddp.overlap ? st->t_bwd : 0;
-        /* DDP and ZeRO-1 reduce at the accumulation boundary only (no_sync); ZeRO-2 and FSDP
-         * NO_SHARD after every micro-batch's backward (zero.c, fsdp.c). */
-        int times = sh == SHARD_ZERO2 || sh == SHARD_FSDP_NO_SHARD ? c->m : 1;
+        /* reduced once per step, or after every micro-batch's backward */
+        int times = rules_reduce_every_microbatch(s) ? c->m : 1;
         if (times > 1) /* the reductions run beside the later micro-batches' compute */
             window = (c->m - 1) * st->t + window;
         t = times * red - window > last ? times * red - window : last;
-        if (scatter)
+        if (rules_param_gather_after_step(s))
             t += buckets_s(c, COLL_ALL_GATHER, pbytes, &last);
         return t;
     }
     {
-        /* Per layer and micro-batch: gather for forward (and again for backward under full
-         * sharding), reduce-scatter the gradients; prefetch overlaps them with compute. */
+        /* Per layer and micro-batch: gather for forward (and again for backward when resharded
+         * after forward), reduce-scatter the gradients; prefetch overlaps them with compute.
+         * Approximation: fsdp.param_dtype and reduce_dtype stand for ZeRO-3's 16-bit
+         * parameter dtype too (zero.c). */
         int layers = st->dense + st->moe > 0 ? st->dense + st->moe : 1;
         double lp = st->params / layers, lt = roles.trainable / layers;
         double ag =
             est_coll_s(c->e, s, &shard_g, COLL_ALL_GATHER, lp * dtype_bytes(s->fsdp.param_dtype));
         double rs = est_coll_s(c->e, s, &shard_g, COLL_REDUCE_SCATTER,
                                lt * dtype_bytes(s->fsdp.reduce_dtype));
-        double per_mb = layers * ((sh == SHARD_FSDP_GRAD_OP ? 1 : 2) * ag + rs);
+        double per_mb = layers * ((rules_reshard_after_forward(s) ? 2 : 1) * ag + rs);
         double exposed = per_mb > st->t ? per_mb - st->t : 0;
-        if (sh == SHARD_ZERO3 && s->zero.stage3_gather == ZERO3_GATHER_PER_PARAM_SYNC) {
+        if (rules_dp_impl(s) == DPI_ZERO3 && s->zero.stage3_gather == ZERO3_GATHER_PER_PARAM_SYNC) {
             /* DeepSpeed 2021 (zero.c): nothing overlaps the compute */
             per_mb = layers * ds2021_layer_s(c, &shard_g, lp * dtype_bytes(s->fsdp.param_dtype),
                                              lt * dtype_bytes(s->fsdp.reduce_dtype));
             exposed = per_mb;
         }
         t = c->m * exposed + ag;
-        if (sh == SHARD_HSDP) {
+        if (rules_shard_comm(s) == COMM_DP_INTRA) { /* HSDP: all-reduce across nodes */
             struct comm_group inter = est_group(c->e, s, COMM_DP_INTER);
             t += est_coll_s(c->e, s, &inter, COLL_ALL_REDUCE, gbytes / shard_g.nranks);
         }
@@ -248,13 +250,9 @@ double est_p2p_s(const struct cand *c)
 {
     const struct scenario *s = c->s;
     struct comm_group g;
-    double bytes;
 
     if (s->par.pp <= 1)
         return 0;
     g = est_group(c->e, s, COMM_PP_NEXT);
-    bytes = (double)s->train.micro_batch * s->train.seq_len / s->par.cp * s->model.hidden *
-            est_act_bytes(s) /
-            s->par.tp; /* build.c p2p_bytes: b*s*h, scattered over tp (NAR21 §4.1) */
-    return est_coll_s(c->e, s, &g, COLL_SEND_RECV, bytes);
+    return est_coll_s(c->e, s, &g, COLL_SEND_RECV, rules_pp_send_bytes(s));
 }
