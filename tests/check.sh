@@ -1,13 +1,17 @@
 #!/bin/sh
-# The whole test suite (README command 2): warnings as errors, unit and CLI tests,
-# the same tests again under AddressSanitizer + UndefinedBehaviorSanitizer, and a
-# bounded fuzzing run of the YAML loader. Run from the repository root.
+# The whole test suite (README command 2): the dependency rule of src/ (tests/deps.sh),
+# warnings as errors, unit and CLI tests, the same tests again under AddressSanitizer +
+# UndefinedBehaviorSanitizer, and a bounded fuzzing run of the YAML loader. Run from the
+# repository root.
 set -eu
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
 
 echo "== formatting (.clang-format) =="
 clang-format --dry-run --Werror src/*/*.c src/*/*.h tests/*.c tests/*.h tests/bench/*.c tests/fuzz/*.c
+
+echo "== dependency rule (tests/deps.sh: include order, private headers, cycles) =="
+sh tests/deps.sh
 
 echo "== build (-Werror) and test =="
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIMTRAIN_WERROR=ON >/dev/null
