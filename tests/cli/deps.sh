@@ -1,11 +1,11 @@
 #!/bin/sh
 # The dependency rule is enforced: tests/deps.sh passes on src/, and on a copy of src/ with one
 # violation planted at a time it fails and names the file and the rule broken: a folder
-# including one above it, another folder's private header, an include cycle between headers,
-# a call cycle between modules of one folder, a bare include, a file at the top of src/, a
-# folder outside the order, mpi/ included from elsewhere, an include of no file; two planted
-# at once are both listed. Run from anywhere: tests/cli/deps.sh [SIMTRAIN] (the binary is
-# not used).
+# including one above it (base/ including cli/, strategy/ including config/), another
+# folder's private header, an include cycle between headers, a call cycle between modules of
+# one folder, a bare include, a file at the top of src/, a folder outside the order, mpi/
+# included from elsewhere, an include of no file; two planted at once are both listed. Run
+# from anywhere: tests/cli/deps.sh [SIMTRAIN] (the binary is not used).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 check="$root/tests/deps.sh"
@@ -37,6 +37,8 @@ plant() {
 
 plant "folder above" 'base/util.c:[0-9]*: error: base/ may not include cli/' \
     'echo "#include \"cli/cmd.h\"" >>base/util.c'
+plant "simulation on the loader" 'strategy/build.c:[0-9]*: error: strategy/ may not include config/' \
+    'echo "#include \"config/config.h\"" >>strategy/build.c'
 plant "private header" 'report/trace.c:[0-9]*: error: "strategy/dp_internal.h" is private to strategy/' \
     'echo "#include \"strategy/dp_internal.h\"" >>report/trace.c'
 plant "header cycle" 'error: include cycle between modules: model/\(topo -> model/layout -> model/topo\|layout -> model/topo -> model/layout\)$' \
@@ -57,4 +59,4 @@ plant "two at once" 'deps.sh: 2 violations' \
     'echo "#include \"cli/cmd.h\"" >>base/util.c && echo "#include \"report/report.h\"" >>model/cost.h'
 
 [ $failures -eq 0 ] || exit 1
-echo "deps: ok (the real tree passes; 10 planted violations caught)"
+echo "deps: ok (the real tree passes; 11 planted violations caught)"
