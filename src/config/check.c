@@ -1,5 +1,5 @@
 /*
- * config_check.c - defaults for scenarios built in code, derived values, and
+ * check.c - defaults for scenarios built in code, derived values, and
  * the cross-field rules of docs/yaml-reference.md ("Cross-field rules").
  *
  * scenario_finalize() works on the typed struct alone (no YAML), so sweep and

@@ -1,5 +1,5 @@
 /*
- * config_doc.c - the key reference of every file kind as Markdown, generated
+ * doc.c - the key reference of every file kind as Markdown, generated
  * from the schema tables (`simtrain schema`; docs/yaml-reference.md embeds it
  * and a test keeps the two equal).
  */

@@ -1,6 +1,6 @@
 /*
- * config_extract.c - move a YAML tree into config.h structs through the schema
- * tables (config_schema.c): unknown keys, types, units, ranges, required keys
+ * extract.c - move a YAML tree into config.h structs through the schema
+ * tables (schema.c): unknown keys, types, units, ranges, required keys
  * and defaults are all handled here, once, for every file kind.
  */
 #include "config/schema.h"

@@ -1,9 +1,9 @@
 /*
- * config.c - loading scenarios, hardware and workloads: parsing the files,
+ * load.c - loading scenarios, hardware and workloads: parsing the files,
  * applying `--set` overrides to the YAML tree, typed extraction through the
- * schema (config_extract.c), derivation and checks (config_check.c), and
+ * schema (extract.c), derivation and checks (check.c), and
  * reporting semantic errors at their YAML location. References are resolved
- * in config_ref.c; cfg_set() is in config_set.c.
+ * in ref.c; cfg_set() is in set.c.
  */
 #include "config/config.h"
 

@@ -1,5 +1,5 @@
 /*
- * config_ref.c - finding the files a configuration names: bare names searched
+ * ref.c - finding the files a configuration names: bare names searched
  * in the data directories, paths relative to the referencing file, lexical
  * path cleaning for readable diagnostics, did-you-mean over the files found.
  */
@@ -183,7 +183,7 @@ static const char *suggest_file(struct arena *a, char **dirs, int ndirs, const c
     return diag_did_you_mean(name, stems, n);
 }
 
-/* See config_schema.h. */
+/* See schema.h. */
 int cfg_resolve(struct schema_ctx *c, const char *what, const char *subdir, const char *ref,
                 struct diag_mark at, const char *from, struct cfg_found *out)
 {

@@ -1,7 +1,7 @@
 /*
- * config_schema.c - the key tables of every simtrain YAML file; see
- * config_schema.h. The generic extraction code is in config_extract.c and the
- * reference writer in config_doc.c.
+ * schema.c - the key tables of every simtrain YAML file; see
+ * schema.h. The generic extraction code is in extract.c and the
+ * reference writer in doc.c.
  *
  * Defaults carry their source next to them. Hardware defaults without a
  * published figure are marked "estimate"; the shipped hardware files give

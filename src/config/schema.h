@@ -1,5 +1,5 @@
 /*
- * config_schema.h - the declarative description of every YAML key simtrain
+ * schema.h - the declarative description of every YAML key simtrain
  * reads (hardware, workload, scenario and calibration files), and the generic
  * code that moves a YAML tree into the structs of config.h through it.
  *
@@ -9,7 +9,7 @@
  * missing required keys are therefore checked in one place, and the Markdown
  * reference (`simtrain schema`) is generated from the same rows.
  *
- * Also declared here: entry points of config.c beyond config.h (loading from
+ * Also declared here: entry points of load.c beyond config.h (loading from
  * memory for the fuzzer, parsing `--set` arguments, writing the reference).
  * The lead may move them to config.h.
  */
@@ -106,7 +106,7 @@ extern const struct section schema_workload;
 extern const struct section schema_calibration;
 extern const struct section schema_efficiency;
 
-/* ---- extraction (config_schema.c) ----------------------------------------------------- */
+/* ---- extraction (extract.c) ----------------------------------------------------- */
 
 /* Load-time context: where diagnostics go, how many were printed, what was given. */
 struct schema_ctx {
@@ -166,7 +166,7 @@ const struct field *schema_find(const struct section *sec, const char *key, size
 const struct field *schema_lookup(const char *key, size_t *base_off, size_t *bad_at,
                                   size_t *bad_len, char *msg, size_t msglen);
 
-/* ---- derivation (config_check.c) ------------------------------------------------------ */
+/* ---- derivation (check.c) ------------------------------------------------------ */
 
 /*
  * Defaults that follow other keys, for keys not in `given` (enum cfg_given):
@@ -178,7 +178,7 @@ void cfg_derive_defaults(struct scenario *s, unsigned given);
 /* Derive kv_heads, head_dim, ffn_hidden, moe.ffn_hidden and check the model alone. */
 int cfg_model_finalize(struct model *m, struct cfg_error *err);
 
-/* ---- loaded scenarios (config.c, config_set.c) ----------------------------------------- */
+/* ---- loaded scenarios (load.c, set.c) ----------------------------------------- */
 
 #define CMDLINE "<command line>" /* the "file" of --set diagnostics */
 
@@ -192,7 +192,7 @@ struct cfg_source {
     const struct yt_node *mdl_ref; /* the scenario's `workload:` value */
 };
 
-/* ---- files and references (config_ref.c) ------------------------------------------------ */
+/* ---- files and references (ref.c) ------------------------------------------------ */
 
 /* A file found by cfg_resolve(): its cleaned path (arena) and contents (heap; caller frees). */
 struct cfg_found {
@@ -218,7 +218,7 @@ char *cfg_read_file(const char *path, size_t *len, const char **why);
 /* "dir/dgx-h100.yaml" -> "dgx-h100", in the arena. */
 char *cfg_stem(struct arena *a, const char *path);
 
-/* ---- extra entry points (config.c) ------------------------------------------------------ */
+/* ---- extra entry points (load.c) ------------------------------------------------------ */
 
 /* cfg_load_scenario() on a buffer: `path` names it in diagnostics and anchors references. */
 struct scenario *cfg_load_scenario_mem(const char *path, const char *text, size_t len,

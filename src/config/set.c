@@ -1,5 +1,5 @@
 /*
- * config_set.c - cfg_set(): one typed field of a loaded scenario by dotted key,
+ * set.c - cfg_set(): one typed field of a loaded scenario by dotted key,
  * with the loader's checks, and the re-derivation of values that followed it.
  */
 #include "config/config.h"

@@ -231,7 +231,7 @@ static int get_int(struct rowctx *rc, enum col c, int def, int min, int *out)
 }
 
 /*
- * The YAML words of scenario key `key` (config_schema.c), which the runs format shares: one
+ * The YAML words of scenario key `key` (config/schema.c), which the runs format shares: one
  * table spells each enumeration for both formats.
  */
 static const struct enum_name *key_words(const char *key)

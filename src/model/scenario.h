@@ -224,7 +224,7 @@ struct sim_cfg {
     sim_time step_overhead;    /* fixed per-step host overhead (data loading, logging), ns */
 };
 
-struct cfg_source; /* the parsed YAML files, for diagnostics (config.c) */
+struct cfg_source; /* the parsed YAML files, for diagnostics (config/load.c) */
 
 struct scenario {
     const char *name;
@@ -242,7 +242,7 @@ struct scenario {
     struct nccl_cfg nccl;
     struct sim_cfg sim;
     unsigned given;         /* values with derived defaults that were set explicitly
-                               (enum cfg_given bits, config_schema.h) */
+                               (enum cfg_given bits, config/schema.h) */
     struct cfg_source *src; /* NULL for scenarios built in code */
 };
 

@@ -14,7 +14,7 @@
  * contiguous buffer (no copy); bucket_size = max(40M, 1M * dp) parameters;
  * with overlap_grad_reduce the buckets reduce during the last backward.
  * overlap_grad_reduce defaults to False (formulas.md §3.1; `ddp.overlap`
- * defaults to false for Megatron, config_check.c): after the last backward
+ * defaults to false for Megatron, config/check.c): after the last backward
  * the whole buffer is scaled by 1/dp in place and all-reduced in one call
  * (megatron/model/distributed.py allreduce_gradients: `buffer_.data /=
  * get_data_parallel_world_size()` then one all_reduce of the buffer; Megatron
