@@ -6,6 +6,12 @@
  * max-min fairly (net/flow.h, the only solver): a flow alone on its links runs at its own
  * rate; otherwise the component of flows connected to it through shared links is re-solved,
  * once per simulated instant, when a flow starts or ends.
+ *
+ * The live flow graph (the flows on each link) is kept here, and flow.c solves each component
+ * handed to it on a net that holds only the link capacities between solves. Keeping the graph
+ * in flow.c instead (flows added and removed there as they start and end, a component search
+ * of its own) was measured at +2.8 % of the flagship's instructions (200.6 M vs 195.1 M,
+ * callgrind), most flows being alone on their links and never solved.
  */
 #include <stdlib.h>
 #include <string.h>
