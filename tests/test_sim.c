@@ -223,6 +223,42 @@ static void test_sim_collective_slows_overlapped_kernel(void **state)
     cfg_free(s);
 }
 
+/*
+ * When the collectives hold every SM (a GPU with no more SMs than the gather's channels), the
+ * kernel next to it makes no progress until the gather ends, then runs its 100 us in full:
+ * it ends at the gather's time + 100 us (no invented floor on the compute rate).
+ */
+static void test_sim_kernel_waits_while_collectives_hold_every_sm(void **state)
+{
+    struct scenario *s = test_load("sim-test.yaml", TP2, NULL);
+    struct layout l;
+    struct prog *p = prog_new("stage 0"), *progs[1];
+    struct sim_opts opts = { 0 };
+    struct sim_result res;
+    struct comm_group g = { 2, 1, 2, true };
+    struct coll_cost cost;
+    struct nccl_model m;
+    char reason[128];
+
+    (void)state;
+    nccl_model_init(&s->hw, &g, COLL_ALL_GATHER, 0, &m);
+    s->hw.gpu.sm_count = m.ring.nchannels; /* one block per channel: every SM */
+    layout_init(&l, s);
+    prog_coll(p, ST_TP, TC_COMM_TP, COMM_TP, COLL_ALL_GATHER, 256.0 * (1 << 20),
+              prog_label(p, "gather", 0), 0);
+    prog_compute(p, ST_COMPUTE, TC_FWD, 100000, prog_label(p, "kernel", 0), 0);
+    prog_seal(p);
+    progs[0] = p;
+    assert_int_equal(sim_run(s, &l, progs, &opts, &res, reason, sizeof(reason)), 0);
+    coll_estimate(&s->hw, &s->nccl, &g, COLL_ALL_GATHER, 256.0 * (1 << 20), &cost);
+    assert_true(m.ring.nchannels > 0 && cost.algo == ALGO_RING);
+    assert_int_equal(res.ranks[0].busy[TC_FWD], coll_time(&cost) + 100000);
+    assert_int_equal(res.step, coll_time(&cost) + 100000);
+    sim_result_release(&res);
+    prog_free(p);
+    cfg_free(s);
+}
+
 /* ---- tensor, context and expert parallelism --------------------------------------------- */
 
 #define DENSE                                                                                      \
@@ -541,6 +577,7 @@ int main(void)
         cmocka_unit_test(test_sim_straggler_holds_the_step),
         cmocka_unit_test(test_sim_breakdown_sums_and_deterministic),
         cmocka_unit_test(test_sim_collective_slows_overlapped_kernel),
+        cmocka_unit_test(test_sim_kernel_waits_while_collectives_hold_every_sm),
         cmocka_unit_test(test_tp_collective_counts),
         cmocka_unit_test(test_tp_comm_overlap_hides_communication),
         cmocka_unit_test(test_tp_sync_backward_exposes_more),

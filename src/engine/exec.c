@@ -15,9 +15,12 @@ static void ev_compute_done(struct engine *e, void *ctx, int64_t data);
 void exec_compute_schedule(struct sim *sm, int ri)
 {
     struct srank *r = &sm->r[ri];
-    sim_time dt = (sim_time)ceil(r->cmp_left / r->cmp_rate - 1e-6);
+    sim_time dt;
 
-    r->cmp_gen++;
+    r->cmp_gen++; /* a pending end event is stale now */
+    if (!(r->cmp_rate > 0))
+        return; /* stalled: exec_sm_change() reschedules it when a collective ends */
+    dt = (sim_time)ceil(r->cmp_left / r->cmp_rate - 1e-6);
     engine_after(&sm->eng, dt > 0 ? dt : 0, ev_compute_done, sm,
                  ((int64_t)ri << 32) | (int64_t)r->cmp_gen);
 }

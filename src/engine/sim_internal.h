@@ -96,11 +96,11 @@ struct srank {
     int inflight[TC_COUNT];      /* transferring communication / offload, by category */
     sim_time last;               /* last accounting time */
     sim_time start_of[ST_COUNT]; /* start time of the running task per stream */
-    int res[TIER_COUNT + 2];     /* link resources: tiers, then PCIe h2d and d2h */
+    int res[TIER_COUNT + 2];     /* link resources: tiers (-1: none), then PCIe h2d and d2h */
     /* the running compute-stream kernel, slowed while collectives hold SMs */
     int cmp_task;     /* task index, or -1 */
     double cmp_left;  /* work left, ns at full speed */
-    double cmp_rate;  /* progress per ns, (0, 1] */
+    double cmp_rate;  /* progress per ns, [0, 1]: 0 while collectives hold every SM */
     sim_time cmp_t;   /* when cmp_left was last updated */
     uint32_t cmp_gen; /* generation of its completion event */
     double sm_busy;   /* fraction of SMs held by active collectives */
@@ -225,15 +225,17 @@ static inline bool exec_ready(const struct srank *r, int ti)
  * SM contention. An NCCL kernel runs one thread block per channel (NCCL
  * src/enqueue.cc: the launch grid is the channel count), so while a
  * collective is active on a rank its blocks hold that share of the SMs and a
- * kernel on the compute stream progresses at the rest (at least a quarter).
- * The straggler multiplier applies on top.
+ * kernel on the compute stream progresses at the rest (docs/parallelism.md).
+ * When the active collectives hold every SM the kernel makes no progress
+ * until one of them ends (rate 0; they end on their own, so it always
+ * resumes). The straggler multiplier applies on top.
  */
 static inline double exec_compute_rate(const struct sim *sm, int ri)
 {
     double free_sm = 1.0 - sm->r[ri].sm_busy;
 
-    if (free_sm < 0.25)
-        free_sm = 0.25;
+    if (free_sm < 1e-9) /* every SM held, up to rounding of the sum of shares */
+        return 0;
     return free_sm / sm->res->ranks[ri].slowdown;
 }
 

@@ -19,22 +19,26 @@
 #include "engine/sim_internal.h"
 #include "net/flow.h"
 
+/*
+ * Link ids in (rank, tier) order. A tier the hardware lacks (no NVLink on a PCIe machine, no
+ * network on a single-node one) gets no link: the collective model never routes over it
+ * (collective.c picks NVLink only where it has bandwidth, the network only across nodes,
+ * which config/check.c allows only with a network), and a flow over it is a broken invariant.
+ */
 void transfer_setup(struct sim *sm)
 {
     const struct hardware *hw = &sm->sc->hw;
     int ri, t;
 
-    sm->nres = sm->nr * (TIER_COUNT + 2);
-    sm->res_flows = xcalloc((size_t)sm->nres, sizeof(*sm->res_flows));
     sm->net = flow_new();
     for (ri = 0; ri < sm->nr; ri++) {
         for (t = 0; t < TIER_COUNT + 2; t++) {
             double cap = t < TIER_COUNT ? coll_tier_bw(hw, (enum link_tier)t) : hw->pcie.bw_Bps;
-            int id = flow_link_add(sm->net, cap > 0 ? cap : 1e9);
-            assert(id == ri * (TIER_COUNT + 2) + t);
-            sm->r[ri].res[t] = id;
+            sm->r[ri].res[t] = cap > 0 ? flow_link_add(sm->net, cap) : -1;
         }
     }
+    sm->nres = flow_link_count(sm->net);
+    sm->res_flows = xcalloc((size_t)(sm->nres ? sm->nres : 1), sizeof(*sm->res_flows));
 }
 
 static void ev_flow_done(struct engine *e, void *ctx, int64_t data);
@@ -67,7 +71,10 @@ static void rerate(struct sim *sm, int fi, double rate)
             f->remaining = 0;
         f->last = sm->eng.now;
     }
-    f->rate = rate > 0 ? rate : 1.0;
+    /* links and caps are positive (transfer_setup(), the collective model, pcie.bandwidth > 0
+       at load), so max-min gives every flow a positive share */
+    assert(rate > 0 && "a flow without bandwidth");
+    f->rate = rate;
     schedule_end(sm, fi);
 }
 
@@ -223,6 +230,7 @@ static inline void begin(struct sim *sm, int fi, int comm, int ri, int ti, doubl
     f->remaining = bytes;
     f->last = sm->eng.now + delay;
     f->active = 1;
+    assert(cap > 0 && "a flow without bandwidth");
     f->cap = cap;
     for (i = 0; i < nres; i++) {
         res_flows_add(sm, res[i], fi);
@@ -249,8 +257,10 @@ void transfer_coll(struct sim *sm, int ci, sim_time delay)
     int fi, i;
     int *res = reserve(sm, c->nsim, &fi);
 
-    for (i = 0; i < c->nsim; i++)
+    for (i = 0; i < c->nsim; i++) {
         res[i] = sm->r[c->members[i]].res[c->cost.tier];
+        assert(res[i] >= 0 && "a flow over a tier without bandwidth");
+    }
     begin(sm, fi, ci, -1, -1, c->cost.bus_bytes, c->cost.bus_bw_Bps, delay);
 }
 
