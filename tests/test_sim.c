@@ -259,6 +259,38 @@ static void test_sim_kernel_waits_while_collectives_hold_every_sm(void **state)
     cfg_free(s);
 }
 
+/*
+ * A step longer than SIM_STEP_LIMIT is refused, not reported: one task just past it, and two
+ * whose durations add up past the end of the clock (no wrap: they saturate, then fail too).
+ */
+static void test_sim_refuses_a_step_past_the_limit(void **state)
+{
+    static const sim_time durs[][2] = { { SIM_STEP_LIMIT + 1, 0 },
+                                        { SIM_TIME_MAX - 10, SIM_TIME_MAX - 10 } };
+    struct scenario *s = test_load("sim-test.yaml", TP2, NULL);
+    struct layout l;
+    size_t k;
+
+    (void)state;
+    layout_init(&l, s);
+    for (k = 0; k < ARRAY_LEN(durs); k++) {
+        struct prog *p = prog_new("stage 0"), *progs[1] = { p };
+        struct sim_opts opts = { 0 };
+        struct sim_result res;
+        char reason[256];
+        prog_compute(p, ST_COMPUTE, TC_FWD, durs[k][0], prog_label(p, "long", 0), 0);
+        if (durs[k][1] > 0)
+            prog_compute(p, ST_COMPUTE, TC_FWD, durs[k][1], prog_label(p, "longer", 0), 0);
+        prog_seal(p);
+        assert_int_equal(sim_run(s, &l, progs, &opts, &res, reason, sizeof(reason)), -1);
+        assert_non_null(strstr(reason, "the step lasts longer than 1000000 s (11.6 days)"));
+        assert_true(res.step > SIM_STEP_LIMIT);
+        sim_result_release(&res);
+        prog_free(p);
+    }
+    cfg_free(s);
+}
+
 /* ---- tensor, context and expert parallelism --------------------------------------------- */
 
 #define DENSE                                                                                      \
@@ -578,6 +610,7 @@ int main(void)
         cmocka_unit_test(test_sim_breakdown_sums_and_deterministic),
         cmocka_unit_test(test_sim_collective_slows_overlapped_kernel),
         cmocka_unit_test(test_sim_kernel_waits_while_collectives_hold_every_sm),
+        cmocka_unit_test(test_sim_refuses_a_step_past_the_limit),
         cmocka_unit_test(test_tp_collective_counts),
         cmocka_unit_test(test_tp_comm_overlap_hides_communication),
         cmocka_unit_test(test_tp_sync_backward_exposes_more),

@@ -1,7 +1,9 @@
 /*
- * diagnose.c - what a step that did not finish reports (sim_internal.h). The programs come
- * from the strategy builders, so a deadlock is a builder bug: the message names the first
- * stuck rank's task and stream; SIMTRAIN_DEBUG_STUCK=1 lists every rank's stream heads.
+ * diagnose.c - what a step the engine cannot answer for reports (sim_internal.h). The
+ * programs come from the strategy builders, so a deadlock is a builder bug: the message
+ * names the first stuck rank's task and stream; SIMTRAIN_DEBUG_STUCK=1 lists every rank's
+ * stream heads. A step longer than SIM_STEP_LIMIT (util.h) is refused, not reported: some
+ * duration in it may have saturated.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +28,18 @@ static void dump_heads(const struct sim *sm)
                     (int)exec_ready(r, ti));
         }
     }
+}
+
+int diagnose_step_range(const struct sim *sm, char *reason, size_t reason_len)
+{
+    if (sm->res->step <= SIM_STEP_LIMIT)
+        return 0;
+    snprintf(reason, reason_len,
+             "the step lasts longer than %.0f s (%.1f days), the longest the simulator answers "
+             "for: a rate of the hardware (a bandwidth, an efficiency) is too low or the "
+             "workload too large for it",
+             (double)SIM_STEP_LIMIT / NS_PER_S, (double)SIM_STEP_LIMIT / NS_PER_S / 86400);
+    return -1;
 }
 
 int diagnose_deadlock(const struct sim *sm, char *reason, size_t reason_len)

@@ -5,7 +5,6 @@
  * transfer.c) or when its communicator's operation ends (comms.c); marks end at once. A compute
  * kernel runs at the share of SMs the active collectives leave it (exec_sm_change()).
  */
-#include <math.h>
 
 #include "engine/sim_internal.h"
 
@@ -20,9 +19,8 @@ void exec_compute_schedule(struct sim *sm, int ri)
     r->cmp_gen++; /* a pending end event is stale now */
     if (!(r->cmp_rate > 0))
         return; /* stalled: exec_sm_change() reschedules it when a collective ends */
-    dt = (sim_time)ceil(r->cmp_left / r->cmp_rate - 1e-6);
-    engine_after(&sm->eng, dt > 0 ? dt : 0, ev_compute_done, sm,
-                 ((int64_t)ri << 32) | (int64_t)r->cmp_gen);
+    dt = time_from_ns(r->cmp_left / r->cmp_rate - 1e-6);
+    engine_after(&sm->eng, dt, ev_compute_done, sm, ((int64_t)ri << 32) | (int64_t)r->cmp_gen);
 }
 
 static inline void compute_start(struct sim *sm, int ri, int ti)
@@ -79,7 +77,7 @@ static void start(struct sim *sm, int ri, int ti)
         dur = t->dur;
         if (t->kind == TASK_COMPUTE &&
             (sm->res->ranks[ri].slowdown > 1.0 || sm->res->ranks[ri].slowdown < 1.0))
-            dur = (sim_time)ceil((double)dur * sm->res->ranks[ri].slowdown);
+            dur = time_from_ns((double)dur * sm->res->ranks[ri].slowdown);
         engine_after(&sm->eng, dur, ev_task_done, sm, ((int64_t)ri << 32) | ti);
         break;
     case TASK_COPY:

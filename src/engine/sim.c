@@ -118,6 +118,8 @@ int sim_run(const struct scenario *s, const struct layout *l, struct prog *const
     engine_run(&sm.eng);
     rc = diagnose_deadlock(&sm, reason, reason_len);
     finish(&sm);
+    if (rc == 0)
+        rc = diagnose_step_range(&sm, reason, reason_len);
     release(&sm);
     return rc;
 }

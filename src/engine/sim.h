@@ -101,8 +101,8 @@ struct sim_result {
  * Simulate one step: prog_of_stage[s] is the program of pipeline stage s (all
  * sealed), run by every simulated rank of that stage. Returns 0, or -1 with a
  * reason when the programs deadlock (a strategy bug; SIMTRAIN_DEBUG_STUCK=1
- * prints every rank's stream heads). The caller owns `res`, filled in either
- * case, and frees it with sim_result_release().
+ * prints every rank's stream heads) or the step outlasts SIM_STEP_LIMIT. The caller owns `res`,
+ * filled in either case, and frees it with sim_result_release().
  */
 int sim_run(const struct scenario *s, const struct layout *l, struct prog *const *prog_of_stage,
             const struct sim_opts *opts, struct sim_result *res, char *reason, size_t reason_len);

@@ -342,4 +342,7 @@ static inline void notes_coll(struct sim *sm, const struct comm *c, const struct
  */
 int diagnose_deadlock(const struct sim *sm, char *reason, size_t reason_len);
 
+/* 0 when the step (after finish) is within SIM_STEP_LIMIT; else -1 with the reason. */
+int diagnose_step_range(const struct sim *sm, char *reason, size_t reason_len);
+
 #endif

@@ -48,14 +48,15 @@ static const int *links_of(const struct sflow *f)
     return f->nres > (int)ARRAY_LEN(f->res) ? f->res_many : f->res;
 }
 
+/* Its end: its bytes left at its rate, from now or from the end of its latency. */
 static inline void schedule_end(struct sim *sm, int fi)
 {
     struct sflow *f = &sm->flows[fi];
-    sim_time wait = f->last > sm->eng.now ? f->last - sm->eng.now : 0;
-    sim_time dt = wait + ns_from_s(f->remaining / f->rate);
+    sim_time from = MAX(f->last, sm->eng.now);
 
     f->gen++;
-    engine_after(&sm->eng, dt, ev_flow_done, sm, ((int64_t)f->gen << 32) | fi);
+    engine_at(&sm->eng, time_add(from, ns_from_s(f->remaining / f->rate)), ev_flow_done, sm,
+              ((int64_t)f->gen << 32) | fi);
 }
 
 /* A flow's rate changes: account for what it moved and reschedule its end. */
@@ -228,7 +229,7 @@ static inline void begin(struct sim *sm, int fi, int comm, int ri, int ti, doubl
     f->rank = ri;
     f->task = ti;
     f->remaining = bytes;
-    f->last = sm->eng.now + delay;
+    f->last = time_add(sm->eng.now, delay);
     f->active = 1;
     assert(cap > 0 && "a flow without bandwidth");
     f->cap = cap;
