@@ -59,6 +59,6 @@ void memtrack_apply(struct sim *sm, int ri, int cat, int64_t delta)
         rr->peak_t = sm->eng.now;
         memcpy(rr->at_peak, rr->cur, sizeof(rr->cur));
     }
-    if (ri < sm->trace_ranks)
+    if (r->traced)
         notes_memory(sm, ri);
 }

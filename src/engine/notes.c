@@ -1,12 +1,46 @@
 /*
  * notes.c - what the simulator records besides the totals (sim_internal.h): with --trace,
- * every task interval and each memory change of the traced ranks (the first
- * sim.trace_ranks); always, the list of distinct collective shapes the report prints, each
- * with its count.
+ * every task interval and each memory change of the traced ranks (every simulated rank, or
+ * those sim_opts.trace_ranks lists); always, the list of distinct collective shapes the
+ * report prints, each with its count.
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine/sim_internal.h"
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+
+    return (x > y) - (x < y);
+}
+
+int notes_select(struct sim *sm, char *reason, size_t reason_len)
+{
+    const struct sim_opts *o = sm->opts;
+    double bytes = 0;
+    int ri, n = 0;
+
+    for (ri = 0; ri < sm->nr && o->trace; ri++) {
+        int rank = sm->res->ranks[ri].rank;
+        bool on = !o->trace_ranks || bsearch(&rank, o->trace_ranks, (size_t)o->ntrace_ranks,
+                                             sizeof(int), cmp_int) != NULL;
+        sm->r[ri].traced = sm->res->ranks[ri].traced = on;
+        if (on) {
+            bytes += SIM_TRACE_BYTES_PER_TASK * sm->r[ri].ntasks;
+            n++;
+        }
+    }
+    if (bytes <= SIM_TRACE_MAX_BYTES)
+        return 0;
+    snprintf(reason, reason_len,
+             "a trace of %d ranks would take about %.0f GiB, more than the %.0f GiB a trace may "
+             "take; choose fewer ranks with --trace-ranks (for example --trace-ranks 0-7)",
+             n, bytes / (1024.0 * 1024 * 1024), SIM_TRACE_MAX_BYTES / (1024.0 * 1024 * 1024));
+    return -1;
+}
 
 void notes_task_record(struct sim *sm, int ri, int task, sim_time t0)
 {

@@ -72,9 +72,6 @@ static int *setup_ranks(struct sim *sm, struct prog *const *prog_of_stage)
     for (rank = 0; rank < world; rank++)
         if (sim_of_rank[rank] >= 0)
             init_rank(sm, sim_of_rank[rank], rank, prog_of_stage);
-    sm->trace_ranks = !sm->opts->trace                ? 0
-                      : sm->opts->trace_max_ranks > 0 ? sm->opts->trace_max_ranks
-                                                      : 64;
     return sim_of_rank;
 }
 
@@ -111,6 +108,11 @@ int sim_run(const struct scenario *s, const struct layout *l, struct prog *const
 
     init(&sm, s, l, opts, res);
     sim_of_rank = setup_ranks(&sm, prog_of_stage);
+    if (notes_select(&sm, reason, reason_len) != 0) {
+        free(sim_of_rank);
+        release(&sm);
+        return -1;
+    }
     comms_setup(&sm, sim_of_rank);
     free(sim_of_rank);
     transfer_setup(&sm);

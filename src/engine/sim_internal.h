@@ -89,6 +89,7 @@ struct srank {
     int32_t ntasks;         /* the program's tasks */
     int32_t head[ST_COUNT]; /* per stream: the task at its head, or ntasks when done */
     int8_t running[ST_COUNT];
+    bool traced; /* its tasks and memory samples are recorded (notes.c); in running's padding */
     int comm[NSLOT];
     int midx[NSLOT]; /* this rank's member index in comm[slot] */
     int64_t seq[NSLOT];
@@ -157,7 +158,6 @@ struct sim {
     uint32_t cache_gen; /* from 1, bumped whenever the cache is rehashed (entries move) */
     int64_t *stack;     /* (rank << 32 | task) tasks to complete now */
     size_t nstack, cap_stack;
-    int trace_ranks; /* ranks recorded for the trace: 0 without --trace */
 };
 
 /* ---- exec.c: the task lifecycle --------------------------------------------------------- */
@@ -312,6 +312,12 @@ void memtrack_apply(struct sim *sm, int ri, int cat, int64_t delta);
 
 /* ---- notes.c: trace records and collective notes ---------------------------------------- */
 
+/*
+ * Mark the ranks sim_opts asks to trace; 0, or -1 with the reason when their trace would
+ * exceed SIM_TRACE_MAX_BYTES (sim.h).
+ */
+int notes_select(struct sim *sm, char *reason, size_t reason_len);
+
 void notes_task_record(struct sim *sm, int ri, int task, sim_time t0);
 void notes_memory(struct sim *sm, int ri);
 void notes_coll_first(struct sim *sm, const struct comm *c, const struct inst *in,
@@ -320,7 +326,7 @@ void notes_coll_first(struct sim *sm, const struct comm *c, const struct inst *i
 /* Record task `task` of rank ri, which ran from t0 to now, when the rank is traced. */
 static inline void notes_task(struct sim *sm, int ri, int task, sim_time t0)
 {
-    if (ri < sm->trace_ranks)
+    if (sm->r[ri].traced)
         notes_task_record(sm, ri, task, t0);
 }
 
