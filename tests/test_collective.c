@@ -528,9 +528,38 @@ static void test_coll_bench_time_single_process_floor(void **state)
     }
 }
 
+/*
+ * `simtrain collective --sizes 1:1e30` printed negative times: the time of an operation grows
+ * with its size up to the end of the clock and stays there, never wrapping, and the
+ * benchmark's amortized time does the same.
+ */
+static void test_coll_time_saturates_for_huge_sizes(void **state)
+{
+    struct hardware hw;
+    struct comm_group g;
+    struct nccl_cfg any = { ALGO_AUTO, PROTO_AUTO };
+    struct coll_cost c;
+    sim_time last = 0;
+    double bytes;
+
+    (void)state;
+    dgx_h100(&hw);
+    g = group(8, 1);
+    for (bytes = 1; bytes <= 1e30; bytes *= 1000) {
+        sim_time t;
+        coll_estimate(&hw, &any, &g, COLL_ALL_REDUCE, bytes, &c);
+        t = coll_time(&c);
+        assert_true(t >= last);
+        assert_true(coll_bench_time(t, 4000, 8, 20) >= t);
+        last = t;
+    }
+    assert_int_equal(last, SIM_TIME_MAX);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_coll_time_saturates_for_huge_sizes),
         cmocka_unit_test(test_coll_bus_factor),
         cmocka_unit_test(test_coll_nccl_units),
         cmocka_unit_test(test_coll_nccl_search_h100),

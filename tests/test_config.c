@@ -904,9 +904,34 @@ static void test_cfg_doc_examples_load(void **state)
     free(doc);
 }
 
+/*
+ * A peak so low that one step could not fit the clock is refused where it is written
+ * (`bf16: 1e-20 FLOPS` gave a faster step and MFU 1.9e37 %): gpt2_1gpu's 1.95e17 model FLOPs
+ * per step over 1e-20 FLOP/s. A slow but representable peak (1 TFLOP/s) loads.
+ */
+static void test_cfg_step_range_tiny_flops(void **state)
+{
+    const char *tiny = "hardware.gpu.flops.bf16=1e-20 FLOPS",
+               *slow = "hardware.gpu.flops.bf16=1 TFLOPS";
+    struct scenario *s;
+    char *diag = load("scenarios/gpt2_1gpu.yaml", &tiny, 1, &s);
+
+    (void)state;
+    assert_null(s);
+    assert_string_equal(diag,
+                        "<command line>:1:31: error: a bf16 peak of 1.00e-20 FLOP/s makes one step "
+                        "last at least 4.48e+34 s even at 100 % MFU; a step may last at most "
+                        "1000000 s (11.6 days)\n"
+                        "    1 | --set hardware.gpu.flops.bf16=1e-20 FLOPS\n"
+                        "      |                               ^~~~~~~~~~~\n");
+    free(diag);
+    cfg_free(load_ok("scenarios/gpt2_1gpu.yaml", &slow, 1));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cfg_step_range_tiny_flops),
         cmocka_unit_test(test_cfg_load_full_scenario),
         cmocka_unit_test(test_cfg_load_minimal_defaults),
         cmocka_unit_test(test_cfg_efficiency_defaults_match_cost),

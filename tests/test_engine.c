@@ -1,4 +1,5 @@
-/* test_engine.c - the event queue (ring and heap) against references, FIFO ties, run order. */
+/* test_engine.c - the event queue (ring and heap) against references, FIFO ties, run order;
+   duration arithmetic that saturates instead of wrapping. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -265,9 +266,48 @@ static void test_run_order_across_ring_heap_switches(void **state)
     engine_release(&e);
 }
 
+/* Sums and multiples of durations stop at SIM_TIME_MAX instead of wrapping negative. */
+static void test_time_arithmetic_saturates(void **state)
+{
+    (void)state;
+    assert_int_equal(time_add(3, 4), 7);
+    assert_int_equal(time_add(SIM_TIME_MAX - 1, 1), SIM_TIME_MAX);
+    assert_int_equal(time_add(SIM_TIME_MAX, SIM_TIME_MAX), SIM_TIME_MAX);
+    assert_int_equal(time_mul(6, 7), 42);
+    assert_int_equal(time_mul(SIM_TIME_MAX / 2 + 1, 2), SIM_TIME_MAX);
+    assert_int_equal(time_mul(SIM_TIME_MAX, 0), 0);
+    assert_int_equal(time_from_ns(2.1), 3);
+    assert_int_equal(time_from_ns(-5), 0);
+    assert_int_equal(time_from_ns(1e30), SIM_TIME_MAX);
+    assert_int_equal(time_scale(10, 1.25), 13); /* 12.5 rounds up */
+    assert_int_equal(time_scale(SIM_TIME_MAX / 2, 4.0), SIM_TIME_MAX);
+    assert_int_equal(ns_from_s(1e30), SIM_TIME_MAX);
+}
+
+/* An event due after the clock's end is queued at SIM_TIME_MAX, after every earlier one. */
+static void test_after_saturates_at_the_end_of_time(void **state)
+{
+    struct engine e;
+    struct event ev;
+
+    (void)state;
+    engine_init(&e);
+    e.now = SIM_TIME_MAX - 5;
+    engine_after(&e, 10, nop, NULL, 1);
+    engine_after(&e, 2, nop, NULL, 2);
+    assert_true(engine_pop(&e, &ev));
+    assert_int_equal(ev.t, SIM_TIME_MAX - 3);
+    assert_true(engine_pop(&e, &ev));
+    assert_int_equal(ev.t, SIM_TIME_MAX);
+    assert_int_equal(ev.data, 1);
+    engine_release(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_time_arithmetic_saturates),
+        cmocka_unit_test(test_after_saturates_at_the_end_of_time),
         cmocka_unit_test(test_run_order_across_ring_heap_switches),
         cmocka_unit_test(test_heap_matches_sorted_reference),
         cmocka_unit_test(test_heap_interleaved_push_pop),

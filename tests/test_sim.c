@@ -221,6 +221,74 @@ static void test_sim_collective_slows_overlapped_kernel(void **state)
     cfg_free(s);
 }
 
+/*
+ * When the collectives hold every SM (a GPU with no more SMs than the gather's channels), the
+ * kernel next to it makes no progress until the gather ends, then runs its 100 us in full:
+ * it ends at the gather's time + 100 us (no invented floor on the compute rate).
+ */
+static void test_sim_kernel_waits_while_collectives_hold_every_sm(void **state)
+{
+    struct scenario *s = test_load("sim-test.yaml", TP2, NULL);
+    struct layout l;
+    struct prog *p = prog_new("stage 0"), *progs[1];
+    struct sim_opts opts = { 0 };
+    struct sim_result res;
+    struct comm_group g = { 2, 1, 2, true };
+    struct coll_cost cost;
+    struct nccl_model m;
+    char reason[128];
+
+    (void)state;
+    nccl_model_init(&s->hw, &g, COLL_ALL_GATHER, 0, &m);
+    s->hw.gpu.sm_count = m.ring.nchannels; /* one block per channel: every SM */
+    layout_init(&l, s);
+    prog_coll(p, ST_TP, TC_COMM_TP, COMM_TP, COLL_ALL_GATHER, 256.0 * (1 << 20),
+              prog_label(p, "gather", 0), 0);
+    prog_compute(p, ST_COMPUTE, TC_FWD, 100000, prog_label(p, "kernel", 0), 0);
+    prog_seal(p);
+    progs[0] = p;
+    assert_int_equal(sim_run(s, &l, progs, &opts, &res, reason, sizeof(reason)), 0);
+    coll_estimate(&s->hw, &s->nccl, &g, COLL_ALL_GATHER, 256.0 * (1 << 20), &cost);
+    assert_true(m.ring.nchannels > 0 && cost.algo == ALGO_RING);
+    assert_int_equal(res.ranks[0].busy[TC_FWD], coll_time(&cost) + 100000);
+    assert_int_equal(res.step, coll_time(&cost) + 100000);
+    sim_result_release(&res);
+    prog_free(p);
+    cfg_free(s);
+}
+
+/*
+ * A step longer than SIM_STEP_LIMIT is refused, not reported: one task just past it, and two
+ * whose durations add up past the end of the clock (no wrap: they saturate, then fail too).
+ */
+static void test_sim_refuses_a_step_past_the_limit(void **state)
+{
+    static const sim_time durs[][2] = { { SIM_STEP_LIMIT + 1, 0 },
+                                        { SIM_TIME_MAX - 10, SIM_TIME_MAX - 10 } };
+    struct scenario *s = test_load("sim-test.yaml", TP2, NULL);
+    struct layout l;
+    size_t k;
+
+    (void)state;
+    layout_init(&l, s);
+    for (k = 0; k < ARRAY_LEN(durs); k++) {
+        struct prog *p = prog_new("stage 0"), *progs[1] = { p };
+        struct sim_opts opts = { 0 };
+        struct sim_result res;
+        char reason[256];
+        prog_compute(p, ST_COMPUTE, TC_FWD, durs[k][0], prog_label(p, "long", 0), 0);
+        if (durs[k][1] > 0)
+            prog_compute(p, ST_COMPUTE, TC_FWD, durs[k][1], prog_label(p, "longer", 0), 0);
+        prog_seal(p);
+        assert_int_equal(sim_run(s, &l, progs, &opts, &res, reason, sizeof(reason)), -1);
+        assert_non_null(strstr(reason, "the step lasts longer than 1000000 s (11.6 days)"));
+        assert_true(res.step > SIM_STEP_LIMIT);
+        sim_result_release(&res);
+        prog_free(p);
+    }
+    cfg_free(s);
+}
+
 /* ---- tensor, context and expert parallelism --------------------------------------------- */
 
 #define DENSE                                                                                      \
@@ -502,6 +570,8 @@ int main(void)
         cmocka_unit_test(test_sim_straggler_holds_the_step),
         cmocka_unit_test(test_sim_breakdown_sums_and_deterministic),
         cmocka_unit_test(test_sim_collective_slows_overlapped_kernel),
+        cmocka_unit_test(test_sim_kernel_waits_while_collectives_hold_every_sm),
+        cmocka_unit_test(test_sim_refuses_a_step_past_the_limit),
         cmocka_unit_test(test_tp_collective_counts),
         cmocka_unit_test(test_tp_comm_overlap_hides_communication),
         cmocka_unit_test(test_tp_sync_backward_exposes_more),

@@ -8,6 +8,8 @@
 #ifndef SIMTRAIN_UTIL_H
 #define SIMTRAIN_UTIL_H
 
+#include <assert.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdarg.h>
@@ -18,6 +20,14 @@ typedef int64_t sim_time;
 
 #define SIM_TIME_MAX INT64_MAX
 #define NS_PER_S     1000000000.0
+
+/*
+ * The longest step the simulator answers for: 1e6 s (11.6 days), the largest value a time
+ * key takes (config/extract.c), 9,000 times below the clock's 292 years. The load-time
+ * checks refuse inputs that would make a step longer (config/check.c), and the engine
+ * refuses a simulated step beyond it (sim.c), so a saturated duration is never reported.
+ */
+#define SIM_STEP_LIMIT ((sim_time)1000000 * 1000000000)
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define MIN(a, b)    ((a) < (b) ? (a) : (b))
@@ -93,6 +103,50 @@ static inline int64_t div_ceil(int64_t a, int64_t b)
 
 /* Seconds (double) to integer nanoseconds, rounded up once at the edge (STYLE.md). */
 sim_time ns_from_s(double seconds);
+
+/*
+ * Duration arithmetic that cannot wrap: every sum or multiple of durations (ns, >= 0) goes
+ * through these, and a result beyond the clock is SIM_TIME_MAX instead of a negative or
+ * small number (a saturated duration then fails the engine's SIM_STEP_LIMIT check).
+ */
+static inline sim_time time_add(sim_time a, sim_time b)
+{
+    assert(a >= 0 && b >= 0 && "durations are not negative");
+#if defined(__GNUC__)
+    sim_time r; /* the engine adds per event: the overflow flag, two instructions */
+    return __builtin_add_overflow(a, b, &r) ? SIM_TIME_MAX : r;
+#else
+    return a > SIM_TIME_MAX - b ? SIM_TIME_MAX : a + b;
+#endif
+}
+
+/* t * n for a count n >= 0, saturating. */
+static inline sim_time time_mul(sim_time t, int64_t n)
+{
+    assert(t >= 0 && n >= 0 && "durations are not negative");
+    return n > 0 && t > SIM_TIME_MAX / n ? SIM_TIME_MAX : t * n;
+}
+
+/* t scaled by f >= 0, rounded to the nearest ns (halves up), saturating. */
+static inline sim_time time_scale(sim_time t, double f)
+{
+    double x = (double)t * f + 0.5;
+
+    if (!(x > 0))
+        return 0;
+    return x >= (double)SIM_TIME_MAX ? SIM_TIME_MAX : (sim_time)x;
+}
+
+/* A duration in ns given as a double (a rate's quotient, a scaled duration), rounded up,
+   saturating; 0 for a non-positive or NaN argument. */
+static inline sim_time time_from_ns(double ns)
+{
+    if (!(ns > 0))
+        return 0;
+    if (ns >= (double)SIM_TIME_MAX)
+        return SIM_TIME_MAX;
+    return (sim_time)ceil(ns);
+}
 
 /* A small deterministic PRNG (splitmix64) for tests and benchmarks; never seeded by time. */
 uint64_t rng_next(uint64_t *state);

@@ -16,12 +16,14 @@
 #include "config/schema.h"
 #include "report/plot.h"
 #include "report/report.h"
+#include "run/rank_list.h"
 #include "run/run.h"
 
 static void usage(FILE *f)
 {
     fputs("usage: simtrain SCENARIO.yaml [--json FILE] [--trace FILE] [--plot DIR]\n"
-          "                [--ranks all|stage] [--set KEY=VALUE]... [--quiet]\n"
+          "                [--ranks all|stage] [--trace-ranks LIST] [--set KEY=VALUE]...\n"
+          "                [--quiet]\n"
           "       simtrain memory SCENARIO.yaml [--set KEY=VALUE]...\n"
           "       simtrain collective --hardware H --op OP --gpus N [--sizes 8:8G] [--algo A]\n"
           "       simtrain validate RUNS.csv [--json FILE] [--plot DIR] [--markdown]\n"
@@ -38,6 +40,7 @@ static void usage(FILE *f)
 struct run_args {
     const char *scenario;
     const char *json, *trace, *plot;
+    const char *trace_ranks; /* --trace-ranks LIST: the global ranks the trace keeps */
     bool all_ranks, quiet;
     struct cfg_override *ovr;
     int novr;
@@ -90,6 +93,8 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
             *(s[2] == 'j' ? &a->json : &a->trace) = argv[++i];
         } else if (strcmp(s, "--plot") == 0 && i + 1 < argc) {
             a->plot = argv[++i];
+        } else if (strcmp(s, "--trace-ranks") == 0 && i + 1 < argc) {
+            a->trace_ranks = argv[++i];
         } else if (strcmp(s, "--ranks") == 0 && i + 1 < argc) {
             const char *v = argv[++i];
             if (strcmp(v, "all") != 0 && strcmp(v, "stage") != 0) {
@@ -100,7 +105,8 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
         } else if (strcmp(s, "--quiet") == 0 || strcmp(s, "-q") == 0) {
             a->quiet = true;
         } else if (strcmp(s, "--json") == 0 || strcmp(s, "--trace") == 0 ||
-                   strcmp(s, "--plot") == 0 || strcmp(s, "--ranks") == 0) {
+                   strcmp(s, "--plot") == 0 || strcmp(s, "--ranks") == 0 ||
+                   strcmp(s, "--trace-ranks") == 0) {
             fprintf(stderr, "simtrain: error: %s needs a value\n", s);
             return -1;
         } else if (s[0] == '-' && s[1] != '\0') {
@@ -116,6 +122,10 @@ static int parse_run_args(int argc, char **argv, struct run_args *a)
     }
     if (!a->scenario) {
         usage(stderr);
+        return -1;
+    }
+    if (a->trace_ranks && !a->trace && !a->plot) {
+        fprintf(stderr, "simtrain: error: --trace-ranks needs --trace or --plot\n");
         return -1;
     }
     return 0;
@@ -144,6 +154,7 @@ static int cmd_run(int argc, char **argv)
     struct run_args a;
     struct scenario *s;
     struct sim_opts opts = { 0 };
+    struct rank_list keep = { 0 };
     struct run r;
     char reason[512];
     int status = 0;
@@ -158,12 +169,32 @@ static int cmd_run(int argc, char **argv)
         return 1;
     opts.all_ranks = a.all_ranks;
     opts.trace = a.trace != NULL || a.plot != NULL;
+    if (a.trace_ranks) {
+        if (rank_list_parse("--trace-ranks", a.trace_ranks, s->gpus, &keep, reason,
+                            sizeof(reason)) != 0) {
+            fprintf(stderr, "simtrain: error: %s\n", reason);
+            cfg_free(s);
+            return 1;
+        }
+        opts.trace_ranks = keep.ranks;
+        opts.ntrace_ranks = keep.n;
+    }
     if (s->sim.straggler_rank >= 0 && !a.all_ranks)
         fprintf(stderr, "simtrain: note: simulation.straggler_rank needs --ranks all; ignored\n");
     if (run_scenario(s, &opts, &r, reason, sizeof(reason)) != 0) {
         fprintf(stderr, "%s: error: %s\n", a.scenario, reason);
+        rank_list_release(&keep);
         cfg_free(s);
         return 1;
+    }
+    if (a.trace_ranks) {
+        size_t len = 12 * (size_t)r.sim.nranks + 1;
+        char *kept = xmalloc(len);
+        int n = rank_list_traced(&r.sim, kept, len);
+        fprintf(stderr, "simtrain: note: the trace keeps %s%s (%d of %d simulated ranks%s)\n",
+                n ? "ranks " : "no rank", kept, n, r.sim.nranks,
+                a.all_ranks ? "" : "; --ranks all simulates every rank");
+        free(kept);
     }
     if (!a.quiet)
         report_text(stdout, &r);
@@ -180,6 +211,7 @@ static int cmd_run(int argc, char **argv)
     if (!r.fits && status == 0)
         status = report_oom(s, &r);
     run_release(&r);
+    rank_list_release(&keep);
     cfg_free(s);
     return status;
 }

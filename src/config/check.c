@@ -13,9 +13,12 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "base/units.h"
 #include "config/schema.h"
+#include "model/cost.h"
 #include "model/layout.h"
 #include "model/partition.h"
+#include "model/workload.h"
 
 #define PRODUCT_CAP ((int64_t)1 << 50) /* saturation of degree products */
 
@@ -477,12 +480,38 @@ static int check_simulation(struct scenario *s, struct cfg_error *err)
     return 0;
 }
 
+/*
+ * No rate may put a step beyond SIM_STEP_LIMIT (util.h), where durations would saturate:
+ * the model FLOPs of one step over every GPU's dense peak in the training precision (as
+ * cost_peak_flops() picks it) is the least compute a step takes, at 100 % MFU. A peak that
+ * puts even that past the limit is refused at its key.
+ */
+static int check_step_range(struct scenario *s, struct cfg_error *err)
+{
+    const struct gpu_spec *g = &s->hw.gpu;
+    enum dtype dt = s->train.precision;
+    double limit_s = (double)SIM_STEP_LIMIT / NS_PER_S, peak = cost_peak_flops(g, dt), least;
+    char path[64], rate[48];
+
+    if (!(g->flops[dt] > 0))
+        dt = g->flops[DT_BF16] > 0 ? DT_BF16 : DT_FP16;
+    least = workload_model_flops(s) / ((double)s->gpus * peak);
+    if (least <= limit_s)
+        return 0;
+    snprintf(path, sizeof(path), "hardware.gpu.flops.%s", dtype_name(dt));
+    units_format(peak, UNIT_FLOPS, rate, sizeof(rate));
+    return fail(err, path,
+                "a %s peak of %s makes one step last at least %.3g s even at 100 %% MFU; a step "
+                "may last at most %.0f s (%.1f days)",
+                dtype_name(dt), rate, least, limit_s, limit_s / 86400);
+}
+
 int scenario_finalize(struct scenario *s, struct cfg_error *err)
 {
     memset(err, 0, sizeof(*err));
     if (cfg_model_finalize(&s->model, err) || derive_cluster(s, err) || derive_layout(s, err) ||
         check_model_split(s, err) || check_batch(s, err) || check_memory_features(s, err) ||
-        check_hardware_features(s, err) || check_simulation(s, err))
+        check_hardware_features(s, err) || check_simulation(s, err) || check_step_range(s, err))
         return -1;
     return 0;
 }

@@ -78,12 +78,12 @@ static inline void engine_at(struct engine *e, sim_time t, engine_fn *fn, void *
     }
 }
 
-/* Schedule fn after a delay of dt >= 0 ns. */
+/* Schedule fn after a delay of dt >= 0 ns (at SIM_TIME_MAX when now + dt is beyond it). */
 static inline void engine_after(struct engine *e, sim_time dt, engine_fn *fn, void *ctx,
                                 int64_t data)
 {
     assert(dt >= 0 && "negative delay");
-    engine_at(e, e->now + dt, fn, ctx, data);
+    engine_at(e, time_add(e->now, dt), fn, ctx, data);
 }
 
 /* Run events until the heap is empty. Returns the time of the last event. */

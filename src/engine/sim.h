@@ -40,10 +40,22 @@
 #include "prog/prog.h"
 
 struct sim_opts {
-    bool all_ranks;      /* simulate every rank instead of one per stage */
-    bool trace;          /* record task intervals and the memory timeline */
-    int trace_max_ranks; /* record at most this many ranks (0 = 64) */
+    bool all_ranks;         /* simulate every rank instead of one per stage */
+    bool trace;             /* record task intervals and the memory timeline */
+    const int *trace_ranks; /* with trace: the global ranks to record, ascending (others are
+                               left out); NULL = every simulated rank */
+    int ntrace_ranks;
 };
+
+/*
+ * A trace is refused, before the step runs, when its Chrome JSON would take more than
+ * SIM_TRACE_MAX_BYTES: SIM_TRACE_BYTES_PER_TASK per task of every traced rank's program
+ * (measured: the flagship's 64-rank trace is 626 MB for 3.55 M tasks, 177 B each with its
+ * memory samples). The flagship's 256 ranks take about 2.6 GB; the 405B job's 16,384 ranks
+ * would take hundreds of GB. Records held in memory are 24 B per task.
+ */
+#define SIM_TRACE_MAX_BYTES      ((double)4 * 1024 * 1024 * 1024)
+#define SIM_TRACE_BYTES_PER_TASK 180.0
 
 struct trace_rec {
     int32_t rank_idx; /* index into result->ranks */
@@ -72,6 +84,7 @@ struct rank_result {
     struct mem_sample *tl;     /* memory timeline (trace mode) */
     size_t ntl, cap_tl;
     double slowdown; /* compute time multiplier (straggler) */
+    bool traced;     /* its tasks and memory are in the trace (sim_opts.trace_ranks) */
 };
 
 struct coll_note { /* one distinct collective shape seen, for reports */
@@ -101,8 +114,9 @@ struct sim_result {
  * Simulate one step: prog_of_stage[s] is the program of pipeline stage s (all
  * sealed), run by every simulated rank of that stage. Returns 0, or -1 with a
  * reason when the programs deadlock (a strategy bug; SIMTRAIN_DEBUG_STUCK=1
- * prints every rank's stream heads). The caller owns `res`, filled in either
- * case, and frees it with sim_result_release().
+ * prints every rank's stream heads), the step outlasts SIM_STEP_LIMIT, or the
+ * trace asked for would exceed SIM_TRACE_MAX_BYTES (checked before the step runs). The caller owns
+ * `res`, filled in either case, and frees it with sim_result_release().
  */
 int sim_run(const struct scenario *s, const struct layout *l, struct prog *const *prog_of_stage,
             const struct sim_opts *opts, struct sim_result *res, char *reason, size_t reason_len);

@@ -70,7 +70,7 @@ sim_time cost_membound(const struct gpu_spec *gpu, const struct efficiency *eff,
 {
     if (bytes <= 0)
         return 0;
-    return eff->launch + ns_from_s(bytes / (gpu->mem_bw_Bps * eff->mem_bw));
+    return time_add(eff->launch, ns_from_s(bytes / (gpu->mem_bw_Bps * eff->mem_bw)));
 }
 
 static sim_time attention_time(const struct gpu_spec *gpu, const struct efficiency *eff,
@@ -83,7 +83,7 @@ static sim_time attention_time(const struct gpu_spec *gpu, const struct efficien
         return 0;
     t_math = flops / (peak * frac);
     t_mem = bytes / (gpu->mem_bw_Bps * eff->mem_bw);
-    return eff->launch + ns_from_s(t_math > t_mem ? t_math : t_mem);
+    return time_add(eff->launch, ns_from_s(t_math > t_mem ? t_math : t_mem));
 }
 
 sim_time cost_attention(const struct gpu_spec *gpu, const struct efficiency *eff, enum dtype dt,
@@ -117,16 +117,18 @@ sim_time cost_flash_attention(const struct gpu_spec *gpu, const struct efficienc
 sim_time cost_attn_impl_bwd_extra(const struct gpu_spec *gpu, const struct efficiency *eff,
                                   enum attn_impl impl, double q_elems, double qkv_elems, double p)
 {
+    sim_time t;
+
     if (impl != ATTN_IMPL_TRITON || q_elems <= 0)
         return 0;
     /* _bwd_preprocess_do_o_dot: delta = rowsum(O * dO), reads both. */
-    return cost_membound(gpu, eff, 2 * p * q_elems) +
-           /* init_to_zero('DQ') pre-hook of the autotuned _bwd_kernel: fp32 dq_accum */
-           cost_membound(gpu, eff, 4 * q_elems) +
-           /* dq.copy_(dq_accum): read fp32, write 16-bit */
-           cost_membound(gpu, eff, (4 + p) * q_elems) +
-           /* split_with_sizes_backward: torch.cat(dq, dk, dv) into d(Wqkv output) */
-           cost_membound(gpu, eff, 2 * p * qkv_elems);
+    t = cost_membound(gpu, eff, 2 * p * q_elems);
+    /* init_to_zero('DQ') pre-hook of the autotuned _bwd_kernel: fp32 dq_accum */
+    t = time_add(t, cost_membound(gpu, eff, 4 * q_elems));
+    /* dq.copy_(dq_accum): read fp32, write 16-bit */
+    t = time_add(t, cost_membound(gpu, eff, (4 + p) * q_elems));
+    /* split_with_sizes_backward: torch.cat(dq, dk, dv) into d(Wqkv output) */
+    return time_add(t, cost_membound(gpu, eff, 2 * p * qkv_elems));
 }
 
 /*
@@ -160,5 +162,5 @@ sim_time cost_fused_softmax(const struct gpu_spec *gpu, const struct efficiency 
 
     if (elems <= 0)
         return 0;
-    return eff->launch + ns_from_s(bytes / (gpu->mem_bw_Bps * eff->mem_bw * frac));
+    return time_add(eff->launch, ns_from_s(bytes / (gpu->mem_bw_Bps * eff->mem_bw * frac)));
 }

@@ -79,7 +79,7 @@ static void bias_grad(const struct ctx *c, struct op *o, double rows, double col
 {
     if (!c->s->model.bias || c->lora)
         return;
-    o->t_wgrad += cost_membound(c->gpu, c->eff, rows * cols * c->p);
+    o->t_wgrad = time_add(o->t_wgrad, cost_membound(c->gpu, c->eff, rows * cols * c->p));
 }
 
 double workload_nf4_bytes(bool double_quant)
@@ -131,12 +131,12 @@ static double adapter(const struct ctx *c, struct op *o, double T, double d_in, 
     o->flops += flops;
     o->hw_flops += flops;
     o->bytes += c->p * batch * (T * d_in + 2 * T * r + T * d_out + r * (d_in + d_out));
-    o->t_fwd +=
-        cost_gemm(g, e, c->dt, T, r, d_in, batch) + cost_gemm(g, e, c->dt, T, d_out, r, batch);
-    o->t_dgrad +=
-        cost_gemm(g, e, c->dt, T, r, d_out, batch) + cost_gemm(g, e, c->dt, T, d_in, r, batch);
-    o->t_wgrad +=
-        cost_gemm(g, e, c->dt, r, d_out, T, batch) + cost_gemm(g, e, c->dt, d_in, r, T, batch);
+    o->t_fwd = time_add(o->t_fwd, time_add(cost_gemm(g, e, c->dt, T, r, d_in, batch),
+                                           cost_gemm(g, e, c->dt, T, d_out, r, batch)));
+    o->t_dgrad = time_add(o->t_dgrad, time_add(cost_gemm(g, e, c->dt, T, r, d_out, batch),
+                                               cost_gemm(g, e, c->dt, T, d_in, r, batch)));
+    o->t_wgrad = time_add(o->t_wgrad, time_add(cost_gemm(g, e, c->dt, r, d_out, T, batch),
+                                               cost_gemm(g, e, c->dt, d_in, r, T, batch)));
     o->saved += c->p * T * r * batch;
     return r * (d_in + d_out) * batch;
 }
@@ -170,8 +170,8 @@ static void adapter_dropout(const struct ctx *c, struct op *base, struct op *lor
     if (!base_needs)
         base->saved = 0;
     lora->saved += elems * (c->p + 1);
-    lora->t_fwd += cost_membound(c->gpu, c->eff, elems * (2 * c->p + 1));
-    lora->t_dgrad += cost_membound(c->gpu, c->eff, elems * (2 * c->p + 1));
+    lora->t_fwd = time_add(lora->t_fwd, cost_membound(c->gpu, c->eff, elems * (2 * c->p + 1)));
+    lora->t_dgrad = time_add(lora->t_dgrad, cost_membound(c->gpu, c->eff, elems * (2 * c->p + 1)));
 }
 
 /* NF4 -> bf16 dequantization of `weights` projection weights, before forward and backward GEMMs. */
@@ -392,8 +392,9 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
         o->bytes = io;
         enum attn_impl impl = c->s->train.attention_impl;
         o->t_fwd = cost_flash_attention(c->gpu, c->eff, c->dt, impl, o->hw_flops, io);
-        o->t_dgrad = cost_flash_attention(c->gpu, c->eff, c->dt, impl, 2.5 * o->hw_flops, 2 * io) +
-                     cost_attn_impl_bwd_extra(c->gpu, c->eff, impl, T * q, T * (q + 2 * kv), p);
+        o->t_dgrad =
+            time_add(cost_flash_attention(c->gpu, c->eff, c->dt, impl, 2.5 * o->hw_flops, 2 * io),
+                     cost_attn_impl_bwd_extra(c->gpu, c->eff, impl, T * q, T * (q + 2 * kv), p));
         o->saved = p * T * (q + 2 * kv) + 4 * T * heads;
         if (c->eager)
             o->saved += p * T * q; /* O; the out-proj input is a contiguous copy of it */
@@ -404,14 +405,14 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
         o = add_op(ops, n, MAX_OPS, "attn_scores", OP_GEMM, PART_ATTN, SEG_CORE);
         gemm(c, o, sq, sk, d, b * heads, p * T * (q + kv));
         o->t_wgrad = 0; /* no weights: both backward GEMMs are input gradients */
-        o->t_dgrad = 2 * cost_gemm(c->gpu, c->eff, c->dt, sq, d, sk, b * heads);
+        o->t_dgrad = time_mul(cost_gemm(c->gpu, c->eff, c->dt, sq, d, sk, b * heads), 2);
         o->core = true;
         o->kept = o->saved; /* Q and K are the recomputation's inputs (KOR22 §5) */
         softmax_ops(c, ops, n, probs);
         o = add_op(ops, n, MAX_OPS, "attn_values", OP_GEMM, PART_ATTN, SEG_CORE);
         gemm(c, o, sq, d, sk, b * heads, p * T * kv);
         o->t_wgrad = 0;
-        o->t_dgrad = 2 * cost_gemm(c->gpu, c->eff, c->dt, sq, sk, d, b * heads);
+        o->t_dgrad = time_mul(cost_gemm(c->gpu, c->eff, c->dt, sq, sk, d, b * heads), 2);
         o->core = true;
         o->kept = o->saved; /* V */
         /*
@@ -568,13 +569,13 @@ void workload_layer(const struct scenario *s, const struct shard *sh, bool moe,
     mlp_ops(&c, moe, out);
     for (i = 0; i < out->nops; i++) {
         const struct op *o = &out->ops[i];
-        out->fwd[o->part] += o->t_fwd;
-        out->dgrad[o->part] += o->t_dgrad;
-        out->wgrad[o->part] += o->t_wgrad;
+        out->fwd[o->part] = time_add(out->fwd[o->part], o->t_fwd);
+        out->dgrad[o->part] = time_add(out->dgrad[o->part], o->t_dgrad);
+        out->wgrad[o->part] = time_add(out->wgrad[o->part], o->t_wgrad);
         out->flops_fwd += o->flops;
         out->act[RC_NONE] += o->saved;
         if (o->core)
-            out->recompute_selective += o->t_fwd;
+            out->recompute_selective = time_add(out->recompute_selective, o->t_fwd);
         out->act[RC_SELECTIVE] += o->core ? o->kept : o->saved;
     }
     /* Full recompute keeps only the layer input (sequence-sharded under SP). */
@@ -604,8 +605,8 @@ void workload_embedding(const struct scenario *s, const struct shard *sh, struct
         o->saved = 0;
     }
     for (i = 0; i < out->nops; i++) {
-        out->fwd += out->ops[i].t_fwd;
-        out->bwd += out->ops[i].t_dgrad;
+        out->fwd = time_add(out->fwd, out->ops[i].t_fwd);
+        out->bwd = time_add(out->bwd, out->ops[i].t_dgrad);
         out->act += out->ops[i].saved;
     }
 }
@@ -657,8 +658,8 @@ void workload_head(const struct scenario *s, const struct shard *sh, struct edge
          * its slice backward writes zeros, then the gradient (12 B).
          */
         out->transient_bytes = 8 * logits;
-        o->t_fwd += cost_membound(c.gpu, c.eff, 8 * logits);
-        o->t_dgrad += cost_membound(c.gpu, c.eff, 12 * logits);
+        o->t_fwd = time_add(o->t_fwd, cost_membound(c.gpu, c.eff, 8 * logits));
+        o->t_dgrad = time_add(o->t_dgrad, cost_membound(c.gpu, c.eff, 12 * logits));
     }
     if (s->train.cross_entropy == CE_FUSED) {
         /*
@@ -676,8 +677,8 @@ void workload_head(const struct scenario *s, const struct shard *sh, struct edge
         (m->norm == NORM_LAYERNORM ? 2.0 : 1.0) * m->hidden +
         ((!m->tied_embeddings || s->par.pp > 1) ? (double)m->vocab * m->hidden / s->par.tp : 0);
     for (i = 0; i < out->nops; i++) {
-        out->fwd += out->ops[i].t_fwd;
-        out->bwd += out->ops[i].t_dgrad + out->ops[i].t_wgrad;
+        out->fwd = time_add(out->fwd, out->ops[i].t_fwd);
+        out->bwd = time_add(out->bwd, time_add(out->ops[i].t_dgrad, out->ops[i].t_wgrad));
         out->act += out->ops[i].saved;
         out->flops_fwd += out->ops[i].flops;
     }

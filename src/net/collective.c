@@ -49,7 +49,7 @@ double coll_tier_bw(const struct hardware *hw, enum link_tier tier)
 sim_time coll_time(const struct coll_cost *c)
 {
     double s = c->bus_bw_Bps > 0 ? c->bus_bytes / c->bus_bw_Bps : 0;
-    return c->latency + ns_from_s(s);
+    return time_add(c->latency, ns_from_s(s));
 }
 
 const char *coll_launch_name(int launch)
@@ -60,11 +60,11 @@ const char *coll_launch_name(int launch)
 
 sim_time coll_bench_time(sim_time gpu, sim_time launch, int host_gpus, int iters)
 {
-    sim_time host = (sim_time)MAX(host_gpus, 1) * MAX(launch, 0);
+    sim_time host = time_mul(MAX(launch, 0), MAX(host_gpus, 1));
     sim_time slow = MAX(host, gpu), fast = MIN(host, gpu);
 
     assert(iters >= 1);
-    return slow + (fast + iters - 1) / iters; /* ns, the amortized part rounded up */
+    return time_add(slow, fast / iters + (fast % iters != 0)); /* ns, amortized part rounded up */
 }
 
 /* ---- placement facts ------------------------------------------------------ */
@@ -281,7 +281,7 @@ static void hier_allreduce(const struct hardware *hw, const struct comm_group *g
     t_bw = bw_seconds(&c1) + bw_seconds(&c2) + bw_seconds(&c3);
     out->algo = ALGO_HIER;
     out->proto = c2.proto;
-    out->latency = c1.latency + c2.latency + c3.latency;
+    out->latency = time_add(time_add(c1.latency, c2.latency), c3.latency);
     out->path = pl->path;
     out->tier = TIER_NET;
     out->bus_bytes = c2.bus_bytes;

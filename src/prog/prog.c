@@ -131,6 +131,7 @@ static void seg_release(struct prog_seg *g)
     free(g->lslot);
     free(g->lfmt);
     free(g->larg);
+    free(g->lth);
     free(g->lid);
     free(g->e);
 }
@@ -197,40 +198,58 @@ void prog_dep(struct prog *p, int t, int dep)
     p->tasks[dep].nsucc++;
 }
 
-static int label_intern(struct prog *p, const char *fmt, int arg);
+/*
+ * Labels are interned by their text and argument, never by where the text is stored: the
+ * table's hash and probe sequence depend only on the bytes (a hash of the pointer made
+ * --set workload.layers=100000 take 1.7 s to over 100 s with address-space randomisation).
+ * In front of it, a direct-mapped memo of recent (pointer, argument) pairs saves the
+ * builders' repeated lookups; a miss there costs one pass over the text, never a longer
+ * probe, and changes no result.
+ */
 
-static size_t label_slot(const struct prog *p, const char *fmt, int arg)
+/* FNV-1a of a label's format text: equal texts hash equal wherever they are stored. */
+static uint32_t text_hash(const char *s)
 {
-    uint64_t h = (uint64_t)(uintptr_t)fmt * 0x9E3779B97F4A7C15ull ^ (uint64_t)(uint32_t)arg;
-    size_t i;
+    uint32_t h = 2166136261u;
 
-    h ^= h >> 29;
-    for (i = h & (p->label_hash_cap - 1);; i = (i + 1) & (p->label_hash_cap - 1)) {
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* The splitmix64 finalizer: spreads (text hash, argument) over the table's slots. */
+static uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/*
+ * The slot of label (fmt, arg) whose text hashes to th: its own, or the empty one it would
+ * take; *passed counts the occupied slots passed on the way.
+ */
+static size_t label_slot(const struct prog *p, const char *fmt, uint32_t th, int arg,
+                         uint64_t *passed)
+{
+    size_t mask = p->label_hash_cap - 1, i;
+
+    for (i = mix64((uint64_t)th << 32 | (uint32_t)arg) & mask;; i = (i + 1) & mask) {
         int id = p->label_hash[i];
-        if (id < 0 || (p->labels[id].fmt == fmt && p->labels[id].arg == arg))
+        const struct prog_label *l;
+        if (id < 0)
             return i;
+        l = &p->labels[id];
+        if (l->text_hash == th && l->arg == arg && (l->fmt == fmt || strcmp(l->fmt, fmt) == 0))
+            return i;
+        ++*passed;
     }
 }
 
-int prog_label(struct prog *p, const char *fmt, int arg)
+/* The index of label (fmt, arg), whose text hashes to th, interned when new. */
+static int label_intern(struct prog *p, const char *fmt, uint32_t th, int arg)
 {
-    size_t c = (size_t)((((uintptr_t)fmt * 0x9E3779B97F4A7C15ull) >> 40) ^
-                        (uint64_t)(unsigned)arg * 0x85EBCA6Bu) &
-               (PROG_LCACHE - 1);
-    int id;
-
-    /* builders ask for the same few labels over and over: a direct-mapped cache first */
-    if (p->lcache[c].fmt == fmt && p->lcache[c].arg == arg)
-        return p->lcache[c].id;
-    id = label_intern(p, fmt, arg);
-    p->lcache[c].fmt = fmt;
-    p->lcache[c].arg = arg;
-    p->lcache[c].id = id;
-    return id;
-}
-
-static int label_intern(struct prog *p, const char *fmt, int arg)
-{
+    uint64_t passed = 0;
     size_t i;
 
     if (2 * ((size_t)p->nlabels + 1) > p->label_hash_cap) {
@@ -241,17 +260,63 @@ static int label_intern(struct prog *p, const char *fmt, int arg)
         p->label_hash_cap = cap;
         for (i = 0; i < cap; i++)
             p->label_hash[i] = -1;
-        for (k = 0; k < p->nlabels; k++)
-            p->label_hash[label_slot(p, p->labels[k].fmt, p->labels[k].arg)] = k;
+        for (k = 0; k < p->nlabels; k++) {
+            const struct prog_label *l = &p->labels[k];
+            p->label_hash[label_slot(p, l->fmt, l->text_hash, l->arg, &passed)] = k;
+        }
     }
-    i = label_slot(p, fmt, arg);
+    passed = 0;
+    i = label_slot(p, fmt, th, arg, &passed);
     if (p->label_hash[i] >= 0)
         return p->label_hash[i];
+    p->label_probes += passed; /* only when interning: a count the addresses cannot change */
     grow_array((void **)&p->labels, &p->cap_labels, (size_t)p->nlabels + 1, sizeof(*p->labels));
     p->labels[p->nlabels].fmt = fmt;
     p->labels[p->nlabels].arg = arg;
+    p->labels[p->nlabels].text_hash = th;
     p->label_hash[i] = p->nlabels;
     return p->nlabels++;
+}
+
+/* The memo's slot for (fmt, arg): by pointer, which decides only what the memo keeps. */
+static inline size_t memo_slot(const char *fmt, int arg)
+{
+    return (size_t)((((uintptr_t)fmt * 0x9E3779B97F4A7C15ull) >> 40) ^
+                    (uint64_t)(unsigned)arg * 0x85EBCA6Bu) &
+           (PROG_LCACHE - 1);
+}
+
+static inline void memo_put(struct prog *p, size_t c, const char *fmt, int arg, int id)
+{
+    p->lcache[c].fmt = fmt;
+    p->lcache[c].arg = arg;
+    p->lcache[c].id = id;
+}
+
+int prog_label(struct prog *p, const char *fmt, int arg)
+{
+    size_t c = memo_slot(fmt, arg);
+    int id;
+
+    /* builders ask for the same few labels over and over: the memo first */
+    if (p->lcache[c].fmt == fmt && p->lcache[c].arg == arg)
+        return p->lcache[c].id;
+    id = label_intern(p, fmt, text_hash(fmt), arg);
+    memo_put(p, c, fmt, arg, id);
+    return id;
+}
+
+/* prog_label() for a label whose text hash is known (a segment's: no pass over the text). */
+static int label_hashed(struct prog *p, const char *fmt, uint32_t th, int arg)
+{
+    size_t c = memo_slot(fmt, arg);
+    int id;
+
+    if (p->lcache[c].fmt == fmt && p->lcache[c].arg == arg)
+        return p->lcache[c].id;
+    id = label_intern(p, fmt, th, arg);
+    memo_put(p, c, fmt, arg, id);
+    return id;
 }
 
 void prog_label_text(const struct prog *p, int id, char *buf, size_t n)
@@ -437,6 +502,7 @@ void prog_seg_end(struct prog *p, const int *out, int nout, int aux)
     g->lslot = xmalloc(sizeof(*g->lslot) * (size_t)(n ? n : 1));
     g->lfmt = xmalloc(sizeof(*g->lfmt) * (size_t)(n ? n : 1));
     g->larg = xmalloc(sizeof(*g->larg) * (size_t)(n ? n : 1));
+    g->lth = xmalloc(sizeof(*g->lth) * (size_t)(n ? n : 1));
     g->lid = NULL;
     g->lid_rows = 0;
     g->nlab = 0;
@@ -454,6 +520,7 @@ void prog_seg_end(struct prog *p, const int *out, int nout, int aux)
         if (k == g->nlab) {
             g->lfmt[k] = l->fmt;
             g->larg[k] = arg;
+            g->lth[k] = l->text_hash;
             g->nlab++;
         }
         g->lslot[i] = k;
@@ -501,7 +568,7 @@ static const int32_t *seg_labels(struct prog *p, struct prog_seg *g, int arg)
     if (row[g->nlab] == arg && arg != INT32_MIN)
         return row;
     for (i = 0; i < g->nlab; i++)
-        row[i] = prog_label(p, g->lfmt[i], g->larg[i] == INT32_MIN ? arg : g->larg[i]);
+        row[i] = label_hashed(p, g->lfmt[i], g->lth[i], g->larg[i] == INT32_MIN ? arg : g->larg[i]);
     row[g->nlab] = arg;
     return row;
 }

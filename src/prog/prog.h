@@ -105,14 +105,16 @@ struct prog {
     size_t cap_edges;
     bool seal_in_edges; /* the sealed arrays (preds ...) live in the edges' storage */
     struct prog_label {
-        const char *fmt; /* static text, at most one %d */
-        int arg;         /* the %d value */
-    } * labels;          /* interned task labels */
+        const char *fmt;    /* static text, at most one %d */
+        int arg;            /* the %d value */
+        uint32_t text_hash; /* of the text at fmt (prog.c): the table never hashes pointers */
+    } * labels;             /* interned task labels */
     int nlabels;
     size_t cap_labels;
-    int *label_hash; /* open addressing over labels, -1 = empty */
+    int *label_hash; /* open addressing over labels by (text, arg), -1 = empty */
     size_t label_hash_cap;
-    struct prog_lcache { /* recently interned labels, direct-mapped */
+    uint64_t label_probes; /* occupied slots passed while interning new labels (for tests) */
+    struct prog_lcache {   /* recently interned labels, direct-mapped: a memo, no result */
         const char *fmt;
         int arg, id;
     } lcache[PROG_LCACHE];
@@ -139,8 +141,10 @@ void prog_reserve(struct prog *p, int ntasks, int nedges);
 /*
  * Intern a label: `fmt` is static text (a string literal: only the pointer is
  * kept) with at most one "%d", expanded with `arg` when the label is printed.
- * Returns its index. Labels are formatted lazily because a large program has
- * hundreds of thousands of tasks and only traces print them.
+ * Returns its index; equal texts with equal arguments are one label wherever
+ * the texts are stored, and the time taken does not depend on their addresses.
+ * Labels are formatted lazily because a large program has hundreds of
+ * thousands of tasks and only traces print them.
  */
 int prog_label(struct prog *p, const char *fmt, int arg);
 
@@ -178,6 +182,7 @@ struct prog_seg {
     int32_t *lslot;     /* per task: its label, an index into lfmt / larg */
     const char **lfmt;  /* distinct labels of the segment, in order of first use: format */
     int32_t *larg;      /*   argument, or INT32_MIN for the stamp's */
+    uint32_t *lth;      /*   hash of the format's text (prog.c) */
     int nlab;
     int32_t *lid; /* label indices per stamp argument: rows of nlab + 1 (the argument last), */
     int lid_rows; /*   row a for argument a in [0, lid_rows), row lid_rows for the others */

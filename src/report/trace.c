@@ -3,11 +3,16 @@
  * chrome://tracing open): one process per simulated rank, one thread per
  * stream, a complete ("X") event per task, and the rank's memory by category
  * as a counter ("C") track. Times are microseconds with nanosecond decimals.
+ * Only the traced ranks appear (every simulated rank, or those --trace-ranks kept); when
+ * some simulated rank is left out, "otherData" says which ranks the trace keeps.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "report/report.h"
+#include "run/rank_list.h"
 
 static void us(FILE *f, sim_time ns)
 {
@@ -20,6 +25,8 @@ static void metadata(FILE *f, const struct run *r, int *first)
 
     for (i = 0; i < r->sim.nranks; i++) {
         const struct rank_result *rr = &r->sim.ranks[i];
+        if (!rr->traced)
+            continue;
         fprintf(f,
                 "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":"
                 "\"rank %d (stage %d)\"}}",
@@ -73,7 +80,7 @@ static void memory(FILE *f, const struct run *r)
 
     for (i = 0; i < r->sim.nranks; i++) {
         const struct rank_result *rr = &r->sim.ranks[i];
-        for (k = 0; k < rr->ntl; k++) {
+        for (k = 0; rr->traced && k < rr->ntl; k++) {
             fprintf(f, ",\n{\"ph\":\"C\",\"pid\":%d,\"name\":\"memory (GiB)\",\"ts\":", rr->rank);
             us(f, rr->tl[k].t);
             fputs(",\"args\":{", f);
@@ -83,6 +90,21 @@ static void memory(FILE *f, const struct run *r)
             fputs("}}", f);
         }
     }
+}
+
+/* When some simulated rank is left out: which ranks the trace keeps, of how many. */
+static void kept(FILE *f, const struct run *r)
+{
+    size_t len = 12 * (size_t)r->sim.nranks + 1;
+    char *list = xmalloc(len);
+    int n = rank_list_traced(&r->sim, list, len);
+
+    if (n < r->sim.nranks)
+        fprintf(f,
+                ",\"otherData\":{\"trace_ranks\":\"%s\",\"traced_ranks\":%d,"
+                "\"simulated_ranks\":%d}",
+                list, n, r->sim.nranks);
+    free(list);
 }
 
 int trace_write(const char *path, const struct run *r)
@@ -96,7 +118,9 @@ int trace_write(const char *path, const struct run *r)
     metadata(f, r, &first);
     tasks(f, r);
     memory(f, r);
-    fputs("\n]}\n", f);
+    fputs("\n]", f);
+    kept(f, r);
+    fputs("}\n", f);
     if (f != stdout)
         return fclose(f) == 0 ? 0 : -1;
     return 0;

@@ -128,9 +128,9 @@ static void split_part(const struct layer_cost *lc, int part, struct part_split 
             pc = PC_ROW;
         else
             pc = PC_POST;
-        *piece(&ps->fwd, pc) += o->t_fwd;
-        *piece(&ps->dgrad, pc) += o->t_dgrad;
-        *piece(&ps->wgrad, pc) += o->t_wgrad;
+        *piece(&ps->fwd, pc) = time_add(*piece(&ps->fwd, pc), o->t_fwd);
+        *piece(&ps->dgrad, pc) = time_add(*piece(&ps->dgrad, pc), o->t_dgrad);
+        *piece(&ps->wgrad, pc) = time_add(*piece(&ps->wgrad, pc), o->t_wgrad);
     }
 }
 
@@ -207,7 +207,7 @@ static void em_add(struct em *e, sim_time dur, const char *label)
         e->label = label;
         e->longest = dur;
     }
-    e->pend += dur;
+    e->pend = time_add(e->pend, dur);
 }
 
 /* Emit the pending compute as one task; returns it, or -1 when nothing is pending. */
@@ -337,7 +337,13 @@ static void lctx_init(struct lctx *x, const struct build *b, const struct unit *
 
 static sim_time scaled(sim_time t, double f)
 {
-    return f > 1 ? (sim_time)((double)t * f + 0.5) : t;
+    return f > 1 ? time_scale(t, f) : t;
+}
+
+/* A piece's input gradient plus, when wk is 1, its weight gradient (wk is 0 or 1). */
+static sim_time with_wgrad(sim_time dgrad, sim_time wgrad, sim_time wk)
+{
+    return time_add(dgrad, time_mul(wgrad, wk));
 }
 
 /* Bytes each rank passes around a ring-exchange all-gather or reduce-scatter. */
@@ -607,30 +613,31 @@ static void part_backward(struct em *e, const struct lctx *x, int part, bool wei
     sim_time wk = weights ? 1 : 0; /* multiplies weight gradients in or out */
 
     if (!skip_post)
-        em_add(e, d->post + wk * w->post, attn ? "attn residual bwd L%d" : "mlp residual bwd L%d");
+        em_add(e, with_wgrad(d->post, w->post, wk),
+               attn ? "attn residual bwd L%d" : "mlp residual bwd L%d");
     if (x->sp && x->overlap && !x->ep) {
         overlapped_gemm(e, x, d->row, label, true);
-        em_add(e, wk * w->row, label);
+        em_add(e, time_mul(w->row, wk), label);
     } else {
         if (x->tp && x->sp)
             em_sync(e, COMM_TP, COLL_ALL_GATHER, x->tp_bytes);
         if (x->ep && !attn)
             em_sync(e, COMM_EP, COLL_ALL_TO_ALL, x->a2a_bytes);
-        em_add(e, scaled(d->row + wk * w->row, imb), label);
+        em_add(e, scaled(with_wgrad(d->row, w->row, wk), imb), label);
     }
-    em_add(e, scaled(d->mid + wk * w->mid, imb), label);
-    core(e, x, d->core + wk * w->core, true);
+    em_add(e, scaled(with_wgrad(d->mid, w->mid, wk), imb), label);
+    core(e, x, with_wgrad(d->core, w->core, wk), true);
     if (x->ep && !attn) {
-        em_add(e, scaled(d->col + wk * w->col, imb), label);
+        em_add(e, scaled(with_wgrad(d->col, w->col, wk), imb), label);
         em_sync(e, COMM_EP, COLL_ALL_TO_ALL, x->a2a_bytes);
-        em_add(e, d->gate + wk * w->gate, label);
+        em_add(e, with_wgrad(d->gate, w->gate, wk), label);
         if (x->tp)
             em_sync(e, COMM_TP, x->ar_op, x->tp_bytes);
     } else {
-        em_add(e, d->gate + wk * w->gate, label);
-        col_backward(e, x, scaled(d->col, imb), scaled(wk * w->col, imb), label);
+        em_add(e, with_wgrad(d->gate, w->gate, wk), label);
+        col_backward(e, x, scaled(d->col, imb), scaled(time_mul(w->col, wk), imb), label);
     }
-    em_add(e, d->pre + wk * w->pre, attn ? "attn norm bwd L%d" : "mlp norm bwd L%d");
+    em_add(e, with_wgrad(d->pre, w->pre, wk), attn ? "attn norm bwd L%d" : "mlp norm bwd L%d");
 }
 
 struct bwd_args {
@@ -657,7 +664,9 @@ static int emit_backward(struct build *b, const void *arg, int *out)
         for (part = 0; part < PART_COUNT; part++) {
             const struct seg_times *w = &x.ps[part].wgrad;
             double imb = part == PART_MLP ? x.imb : 1.0;
-            wg += w->pre + w->gate + w->core + w->post + scaled(w->col + w->mid + w->row, imb);
+            sim_time proj = time_add(time_add(w->col, w->mid), w->row);
+            wg = time_add(wg, time_add(time_add(w->pre, w->gate), time_add(w->core, w->post)));
+            wg = time_add(wg, scaled(proj, imb));
         }
         em_add(&e, wg, "wgrad L%d");
     } else {
@@ -665,7 +674,8 @@ static int emit_backward(struct build *b, const void *arg, int *out)
         part_backward(&e, &x, PART_ATTN, mode == 0, false);
         if (a->fold) {
             const struct part_split *ns = &b->split[nx->moe ? 1 : 0][PART_MLP];
-            em_add(&e, ns->dgrad.post + (mode == 0 ? ns->wgrad.post : 0), "mlp residual bwd L%d");
+            em_add(&e, with_wgrad(ns->dgrad.post, ns->wgrad.post, mode == 0),
+                   "mlp residual bwd L%d");
         }
     }
     em_flush(&e);

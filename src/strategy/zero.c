@@ -149,7 +149,7 @@ static double param_elem_bytes(const struct scenario *s)
 
 sim_time zero_ds2021_view_loop_time(int world_size)
 {
-    return world_size > 1 ? (sim_time)world_size * TORCH_VIEW_NS : 0;
+    return world_size > 1 ? time_mul(TORCH_VIEW_NS, world_size) : 0;
 }
 
 /* ---- gradient reduction (all stages) ------------------------------------------------------ */
@@ -185,7 +185,7 @@ static int list_copies(struct build *b, struct zero *z, int stream, double bytes
     struct prog *p = b->p;
     double n = z->pg.size;
     sim_time each = cost_membound(&b->s->hw.gpu, &b->s->hw.eff, 2 * bytes / n);
-    int t = prog_compute(p, stream, TC_COMM_DP, (sim_time)n * each, prog_label(p, label, arg), -1);
+    int t = prog_compute(p, stream, TC_COMM_DP, time_mul(each, n), prog_label(p, label, arg), -1);
 
     if (dep >= 0)
         prog_dep(p, t, dep);

@@ -1,0 +1,64 @@
+/*
+ * memtrack.c - the memory tracker (sim_internal.h): per rank, the bytes held per category
+ * (rank_result.cur), their sum, the peak with each category's share at that moment, and the
+ * caching allocator's reserve (MC_RESERVE), which follows the tensors allocated and freed
+ * within the step. Tasks' memory marks (prog.h) feed it when they start and end.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "engine/sim_internal.h"
+
+void memtrack_init(struct sim *sm)
+{
+    double f = sm->sc->train.fragmentation;
+
+    sm->reserve_per_byte = f / (1 - f);
+    sm->capacity = (int64_t)sm->sc->hw.gpu.mem_bytes;
+}
+
+/*
+ * The caching allocator's reserve follows the tensors allocated and freed within the step
+ * (activations, logits, gathered parameters): a fraction f of what it holds for them is free
+ * but unusable, so it holds f / (1 - f) bytes more than they occupy (docs/memory.md). Model
+ * states and buffers allocated once at time zero do not fragment. The reserve is soft: when
+ * cudaMalloc fails, PyTorch's allocator releases its cached blocks and retries
+ * (CUDACachingAllocator.cpp, release_cached_blocks), so it never takes more than the GPU has
+ * free; whether a run fits is decided by what is allocated.
+ */
+static inline bool churned(int cat)
+{
+    return cat == MC_ACT || cat == MC_LOGITS || cat == MC_GATHERED;
+}
+
+void memtrack_apply(struct sim *sm, int ri, int cat, int64_t delta)
+{
+    struct rank_result *rr = &sm->res->ranks[ri];
+    struct srank *r = &sm->r[ri];
+    int64_t total;
+
+    if (delta == 0)
+        return;
+    rr->cur[cat] += delta;
+    assert(rr->cur[cat] >= 0 && "memory freed twice");
+    if (churned(cat))
+        r->churn += delta;
+    if (r->churn > 0 || rr->cur[MC_RESERVE] > 0) {
+        int64_t want = llround(sm->reserve_per_byte * (double)r->churn);
+        int64_t room = sm->capacity - (r->mem + delta - rr->cur[MC_RESERVE]);
+        int64_t reserve = MAX(0, MIN(want, room));
+
+        if (room >= 0 && want - reserve > rr->reserve_short)
+            rr->reserve_short = want - reserve;
+        delta += reserve - rr->cur[MC_RESERVE];
+        rr->cur[MC_RESERVE] = reserve;
+    }
+    total = r->mem += delta;
+    if (total > rr->peak) {
+        rr->peak = total;
+        rr->peak_t = sm->eng.now;
+        memcpy(rr->at_peak, rr->cur, sizeof(rr->cur));
+    }
+    if (r->traced)
+        notes_memory(sm, ri);
+}
