@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -302,25 +303,6 @@ int calib_check(const struct hardware *hw, const struct meas_set *ms, bool markd
 
 /* ---- command line ----------------------------------------------------------- */
 
-static void usage(FILE *out)
-{
-    fputs(
-        "usage: simtrain calibrate MEASUREMENTS.csv --hardware H [--output FILE] [--dtype DT]\n"
-        "                          [--for NAME] [--no-collectives]\n"
-        "       simtrain calibrate MEASUREMENTS.csv --hardware H --check [--markdown]\n"
-        "\n"
-        "Fit the cost-model parameters of hardware H to kernel measurements (format:\n"
-        "src/kernels/README.md) and write hardware/calibration/H.yaml next to the hardware\n"
-        "file (--output FILE, or - for stdout). --dtype names the GEMM dtype whose gemm_max\n"
-        "the simulator uses (default bf16). --for NAME writes the file for hardware NAME with\n"
-        "fractions fitted on H (e.g. A100 40GB from A100 80GB measurements).\n"
-        "--no-collectives records the alpha-beta fits under `fit:` instead of `collectives:`,\n"
-        "so they do not replace the NCCL model (for data whose protocol NCCL chose). --check fits\n"
-        "nothing: it compares the hardware's current parameters, calibration included,\n"
-        "with every measurement.\n",
-        out);
-}
-
 /* hardware/H.yaml -> hardware/calibration/NAME.yaml; the caller frees the result. */
 static char *default_output(const struct hardware *hw, const char *name)
 {
@@ -331,64 +313,71 @@ static char *default_output(const struct hardware *hw, const char *name)
     return xasprintf("%.*s/calibration/%s.yaml", (int)(slash - hw->path), hw->path, name);
 }
 
-static int parse_dtype_arg(const char *s, enum dtype *dt)
+static const char *dtype_name_i(int i)
 {
-    for (int i = 0; i < DT_COUNT; i++)
-        if (!strcmp(s, dtype_name((enum dtype)i))) {
-            *dt = (enum dtype)i;
-            return 0;
-        }
-    return -1;
+    return dtype_name((enum dtype)i);
 }
 
 struct calibrate_args {
-    const char *csv, *hardware, *output, *dtype, *for_name;
+    struct cli_list pos; /* the measurements */
+    const char *csv;     /* pos.items[0], kept after the list is released */
+    const char *hardware, *output, *for_name;
+    int dtype; /* enum dtype, -1 when not given */
     bool check, markdown, no_collectives;
+};
+
+#define OFF(field) offsetof(struct calibrate_args, field)
+
+static const struct cli_opt calibrate_opts[] = {
+    { "--hardware", 0, "H", "the hardware the measurements were taken on, by name or path",
+      .kind = CLI_STRING, .offset = OFF(hardware) },
+    { "--output", 0, "FILE",
+      "write the calibration to FILE (- for standard output; default "
+      "hardware/calibration/H.yaml beside the hardware file)",
+      .kind = CLI_STRING, .offset = OFF(output) },
+    { "--dtype", 0, "DT", "the GEMM dtype whose gemm_max the simulator uses (default bf16)",
+      .kind = CLI_CHOICE, .offset = OFF(dtype), .choice_name = dtype_name_i, .nchoices = DT_COUNT },
+    { "--for", 0, "NAME", "write the file for hardware NAME with the fractions fitted on H",
+      .kind = CLI_STRING, .offset = OFF(for_name) },
+    { "--no-collectives", 0, NULL,
+      "record the alpha-beta fits under fit: instead of collectives:, leaving the NCCL model",
+      .kind = CLI_FLAG, .offset = OFF(no_collectives) },
+    { "--check", 0, NULL,
+      "fit nothing: compare the hardware's current parameters with every measurement",
+      .kind = CLI_FLAG, .offset = OFF(check) },
+    { "--markdown", 0, NULL, "print --check's tables as Markdown", .kind = CLI_FLAG,
+      .offset = OFF(markdown) },
+};
+
+const struct cli_command cmd_calibrate_spec = {
+    .name = "calibrate",
+    .synopsis = "simtrain calibrate MEASUREMENTS.csv --hardware H [OPTION]...\n"
+                "simtrain calibrate MEASUREMENTS.csv --hardware H --check [--markdown]",
+    .about = "Fits the cost-model parameters of hardware H to kernel measurements (format:\n"
+             "src/kernels/README.md): GEMM, attention and memory-bound efficiencies, launch\n"
+             "latency and alpha-beta figures per collective, and writes the calibration file\n"
+             "(--for: e.g. A100 40GB from A100 80GB measurements).\n",
+    .opts = calibrate_opts,
+    .nopts = ARRAY_LEN(calibrate_opts),
+    .positional = OFF(pos),
+    .max_positional = 1,
+    .positional_noun = "measurements file",
 };
 
 static int parse_args(int argc, char **argv, struct calibrate_args *a)
 {
-    memset(a, 0, sizeof(*a));
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        const char **slot = !strcmp(s, "--hardware") ? &a->hardware
-                            : !strcmp(s, "--output") ? &a->output
-                            : !strcmp(s, "--dtype")  ? &a->dtype
-                            : !strcmp(s, "--for")    ? &a->for_name
-                                                     : NULL;
+    enum cli_result pr;
 
-        if (slot) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "simtrain calibrate: error: '%s' needs a value\n", s);
-                return -1;
-            }
-            *slot = argv[++i];
-        } else if (!strcmp(s, "--check")) {
-            a->check = true;
-        } else if (!strcmp(s, "--markdown")) {
-            a->markdown = true;
-        } else if (!strcmp(s, "--no-collectives")) {
-            a->no_collectives = true;
-        } else if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
-            usage(stdout);
-            return 1;
-        } else if (s[0] == '-' && s[1]) {
-            fprintf(stderr, "simtrain calibrate: error: unknown option '%s'\n", s);
-            return -1;
-        } else if (!a->csv) {
-            a->csv = s;
-        } else {
-            fprintf(stderr, "simtrain calibrate: error: unexpected argument '%s'\n", s);
-            return -1;
-        }
-    }
-    if (!a->csv || !a->hardware) {
-        fprintf(stderr, "simtrain calibrate: error: %s\n",
-                !a->csv ? "no measurements file given" : "'--hardware' is required");
-        usage(stderr);
-        return -1;
-    }
-    return 0;
+    memset(a, 0, sizeof(*a));
+    a->dtype = -1;
+    pr = cli_parse(&cmd_calibrate_spec, argc, argv, a);
+    if (pr == CLI_OK && (a->pos.n == 0 || !a->hardware))
+        pr = cli_usage_error(&cmd_calibrate_spec, "%s",
+                             a->pos.n == 0 ? "no measurements file given"
+                                           : "'--hardware' is required");
+    a->csv = a->pos.n > 0 ? a->pos.items[0] : NULL;
+    cli_release(&cmd_calibrate_spec, a);
+    return pr;
 }
 
 static int write_calibration(const struct calibrate_args *a, const struct hardware *hw,
@@ -397,7 +386,8 @@ static int write_calibration(const struct calibrate_args *a, const struct hardwa
     char *path =
         a->output ? xstrdup(a->output) : default_output(hw, a->for_name ? a->for_name : hw->name);
     char *command = xasprintf("simtrain calibrate %s --hardware %s%s%s%s%s%s", a->csv, a->hardware,
-                              a->dtype ? " --dtype " : "", a->dtype ? a->dtype : "",
+                              a->dtype >= 0 ? " --dtype " : "",
+                              a->dtype >= 0 ? dtype_name((enum dtype)a->dtype) : "",
                               a->for_name ? " --for " : "", a->for_name ? a->for_name : "",
                               a->no_collectives ? " --no-collectives" : "");
     bool to_stdout = !strcmp(path, "-");
@@ -429,15 +419,14 @@ int cmd_calibrate(int argc, char **argv)
     struct hardware *hw;
     struct meas_set ms;
     struct calib_result r;
-    int rc = parse_args(argc, argv, &a);
+    enum cli_result pr = parse_args(argc, argv, &a);
+    int rc = 0;
 
-    if (rc)
-        return rc > 0 ? 0 : 2;
+    if (pr != CLI_OK)
+        return cli_exit_status(pr);
     opt.coll_report_only = a.no_collectives;
-    if (a.dtype && parse_dtype_arg(a.dtype, &opt.gemm_dtype)) {
-        fprintf(stderr, "simtrain calibrate: error: unknown dtype '%s'\n", a.dtype);
-        return 2;
-    }
+    if (a.dtype >= 0)
+        opt.gemm_dtype = (enum dtype)a.dtype;
     hw = cfg_load_hardware(a.hardware, stderr);
     if (!hw)
         return 1;

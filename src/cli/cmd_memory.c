@@ -13,6 +13,7 @@
  * 2 usage error.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -517,76 +518,82 @@ static void print_whatif(FILE *f, const struct scenario *s, const struct run *ba
 
 /* ---- command ---------------------------------------------------------------------------- */
 
-static void usage(FILE *f)
-{
-    fputs("usage: simtrain memory SCENARIO.yaml [--set KEY=VALUE]... [--no-what-if]\n"
-          "                       [--params N]   (parameter count of the ZeRO stage table)\n",
-          f);
-}
+struct memory_args {
+    struct cli_list pos; /* the scenario */
+    struct cli_overrides set;
+    bool no_whatif;
+    double params; /* parameter count of the ZeRO stage table; 0 = the model's */
+};
+
+#define OFF(field) offsetof(struct memory_args, field)
+
+static const struct cli_opt memory_opts[] = {
+    { "--set", 0, "KEY=VALUE", "override a key of the scenario (repeatable)", .kind = CLI_SET,
+      .offset = OFF(set) },
+    { "--no-what-if", 0, NULL, "leave out the what-if table (no re-simulations)", .kind = CLI_FLAG,
+      .offset = OFF(no_whatif) },
+    { "--params", 0, "N",
+      "parameter count of the model-states-by-ZeRO-stage table (default: the model's)",
+      .kind = CLI_DOUBLE, .offset = OFF(params), .min = 0, .max = 1e18, .min_open = true,
+      .expect = "a positive count" },
+};
+
+const struct cli_command cmd_memory_spec = {
+    .name = "memory",
+    .synopsis = "simtrain memory SCENARIO.yaml [OPTION]...",
+    .about = "Prints the memory per GPU at the simulated peak by category, whether it fits the\n"
+             "GPU with its headroom, the model states under each ZeRO stage, and a what-if\n"
+             "table: each memory technique (activation checkpointing, gradient accumulation,\n"
+             "8-bit Adam, pure bf16, CPU offload, ZeRO stages, LoRA, QLoRA) alone and in useful\n"
+             "combinations, each re-simulated for its peak memory and step time. Exit status 0\n"
+             "when it fits, 3 when it does not.\n",
+    .opts = memory_opts,
+    .nopts = ARRAY_LEN(memory_opts),
+    .positional = OFF(pos),
+    .max_positional = 1,
+    .positional_noun = "scenario",
+};
 
 int cmd_memory(int argc, char **argv)
 {
-    struct cfg_override *ovr = NULL;
-    const char *path = NULL;
+    struct memory_args a = { 0 };
+    enum cli_result pr = cli_parse(&cmd_memory_spec, argc, argv, &a);
     struct sim_opts opts = { 0 };
     struct scenario *s;
     struct run r;
     char reason[512];
-    bool whatif = true;
-    double psi = 0;
-    int novr = 0, i, rc, status;
+    const char *path;
+    int status;
 
-    for (i = 1; i < argc; i++) {
-        if ((rc = cli_take_set(argc, argv, &i, &ovr, &novr)) != 0) {
-            if (rc < 0) {
-                cli_free_overrides(ovr, novr);
-                return 2;
-            }
-        } else if (strcmp(argv[i], "--no-what-if") == 0) {
-            whatif = false;
-        } else if (strcmp(argv[i], "--params") == 0 && i + 1 < argc) {
-            char *end;
-            psi = strtod(argv[++i], &end);
-            if (*end || !(psi > 0)) {
-                fprintf(stderr,
-                        "simtrain memory: error: --params needs a positive count, got '%s'\n",
-                        argv[i]);
-                cli_free_overrides(ovr, novr);
-                return 2;
-            }
-        } else if (argv[i][0] == '-' || path) {
-            fprintf(stderr, "simtrain memory: error: unexpected argument '%s'\n", argv[i]);
-            usage(stderr);
-            cli_free_overrides(ovr, novr);
-            return 2;
-        } else {
-            path = argv[i];
-        }
+    if (pr == CLI_OK && a.pos.n == 0)
+        pr = cli_usage_error(&cmd_memory_spec, "no scenario given");
+    if (pr != CLI_OK) {
+        cli_release(&cmd_memory_spec, &a);
+        return cli_exit_status(pr);
     }
-    if (!path) {
-        usage(stderr);
-        cli_free_overrides(ovr, novr);
-        return 2;
-    }
-    s = cfg_load_scenario(path, ovr, novr, stderr);
-    cli_free_overrides(ovr, novr);
-    if (!s)
+    path = a.pos.items[0];
+    s = cfg_load_scenario(path, a.set.ovr, a.set.n, stderr);
+    if (!s) {
+        cli_release(&cmd_memory_spec, &a);
         return 1;
+    }
     if (run_scenario(s, &opts, &r, reason, sizeof(reason)) != 0) {
         fprintf(stderr, "%s: error: %s\n", path, reason);
         cfg_free(s);
+        cli_release(&cmd_memory_spec, &a);
         return 1;
     }
     printf("simtrain memory: %s\n", s->path ? s->path : s->name);
     print_header(stdout, s);
     print_breakdown(stdout, &r);
     print_time(stdout, &r);
-    if (psi > 0 || s->par.dp * s->par.cp > 1)
-        print_states(stdout, s, psi);
-    if (whatif)
+    if (a.params > 0 || s->par.dp * s->par.cp > 1)
+        print_states(stdout, s, a.params);
+    if (!a.no_whatif)
         print_whatif(stdout, s, &r);
     status = r.fits ? 0 : 3;
     run_release(&r);
     cfg_free(s);
+    cli_release(&cmd_memory_spec, &a);
     return status;
 }

@@ -11,6 +11,7 @@
  * input; 2 usage.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,36 +27,19 @@
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
 struct plan_args {
-    const char *scenario;
+    struct cli_list pos; /* the scenario, or with --merge the CSV files */
     struct plan_opts o;
+    int rank; /* index into rank_choices */
+    struct cli_shard shard;
     const char *csv, *json, *plot;
     bool quiet, merge;
-    char **files;
-    int nfiles;
-    struct cfg_override *ovr;
-    int novr;
+    struct cli_overrides set;
 };
 
-static void usage(FILE *f)
+/* "N" or "N,N,...": the GPU counts of plan_opts. */
+static int parse_gpus(const char *text, void *field)
 {
-    fputs("usage: simtrain plan SCENARIO.yaml [--gpus N[,N...]] [--top K] [--simulate S]\n"
-          "                     [--rank time|cost] [--max-micro-batch M] [--csv FILE]\n"
-          "                     [--json FILE] [--plot DIR] [--shard K/N] [--set KEY=VALUE]...\n"
-          "       simtrain plan --merge FILE.csv... [--top K]\n"
-          "\n"
-          "Searches the parallel layouts of the scenario (tp, pp, vpp and schedule, cp, ep,\n"
-          "sharding, micro-batch, recompute, sequence parallelism) for its GPU count or the\n"
-          "--gpus counts, keeps those that fit in GPU memory, ranks them by a closed-form\n"
-          "estimate, simulates the best with the engine and prints the top K (default 5) by\n"
-          "simulated step time (--rank cost: GPU-hours, for several GPU counts), with the\n"
-          "rejected candidates counted by reason. --csv writes every layout that fits by\n"
-          "estimate; --shard K/N searches one share of the candidates (job arrays) and\n"
-          "--merge ranks the simulated layouts of the shards' CSV files together.\n",
-          f);
-}
-
-static int parse_gpus(const char *text, struct plan_opts *o)
-{
+    struct plan_opts *o = field;
     char *end;
 
     o->ngpus = 0;
@@ -70,78 +54,77 @@ static int parse_gpus(const char *text, struct plan_opts *o)
     return o->ngpus > 0 ? 0 : -1;
 }
 
-static int positive_int(const char *text, int *out)
-{
-    char *end;
-    long v = strtol(text, &end, 10);
+static const char *const rank_choices[] = { "time", "cost", NULL };
 
-    if (end == text || *end != '\0' || v < 1 || v > 100000)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
+#define OFF(field) offsetof(struct plan_args, field)
 
-static int bad_value(const char *opt, const char *val, const char *want)
-{
-    fprintf(stderr, "simtrain plan: error: %s takes %s, got '%s'\n", opt, want, val);
-    return -1;
-}
+static const struct cli_opt plan_opts_table[] = {
+    { "--gpus", 0, "N[,N...]", "plan for these GPU counts (default: the scenario's)",
+      .kind = CLI_CUSTOM, .offset = OFF(o), .parse = parse_gpus,
+      .expect = "N or N,N,... (at most 16 counts)" },
+    { "--top", 0, "K", "layouts in the final ranking (default 5)", .kind = CLI_INT,
+      .offset = OFF(o.top), .min = 1, .max = 100000, .expect = "a positive count" },
+    { "--simulate", 0, "S", "most engine runs (default 3 * K + 2)", .kind = CLI_INT,
+      .offset = OFF(o.simulate), .min = 1, .max = 100000, .expect = "a positive count" },
+    { "--rank", 0, "time|cost", "rank by step time (default) or by GPU-hours per step",
+      .kind = CLI_CHOICE, .offset = OFF(rank), .choices = rank_choices },
+    { "--max-micro-batch", 0, "M", "largest micro-batch tried (default 64)", .kind = CLI_INT,
+      .offset = OFF(o.max_micro_batch), .min = 1, .max = 100000, .expect = "a positive count" },
+    { "--set", 0, "KEY=VALUE", "override a key of the scenario before the search (repeatable)",
+      .kind = CLI_SET, .offset = OFF(set) },
+    { "--csv", 0, "FILE", "write every layout that fits by estimate as CSV (- for standard output)",
+      .kind = CLI_STRING, .offset = OFF(csv) },
+    { "--json", 0, "FILE", "write the ranking as JSON (- for standard output)", .kind = CLI_STRING,
+      .offset = OFF(json) },
+    { "--plot", 0, "DIR", "draw the estimate-vs-memory scatter and the top layouts into DIR",
+      .kind = CLI_STRING, .offset = OFF(plot) },
+    { "--shard", 0, "K/N", "search only the candidates numbered i with i % N == K (job arrays)",
+      .kind = CLI_CUSTOM, .offset = OFF(shard), .parse = cli_parse_shard,
+      .expect = "K/N with 0 <= K < N" },
+    { "--merge", 0, NULL, "rank the simulated layouts of the shards' CSV files given as arguments",
+      .kind = CLI_FLAG, .offset = OFF(merge) },
+    { "--quiet", 'q', NULL, "print no table (for --csv, --json and --plot)", .kind = CLI_FLAG,
+      .offset = OFF(quiet) },
+};
+
+const struct cli_command cmd_plan_spec = {
+    .name = "plan",
+    .synopsis = "simtrain plan SCENARIO.yaml [OPTION]...\n"
+                "simtrain plan --merge FILE.csv... [--top K] [--rank time|cost]",
+    .about = "Searches the parallel layouts of the scenario (tp, pp, vpp and schedule, cp, ep,\n"
+             "sharding, micro-batch, recompute, sequence parallelism) for its GPU count or the\n"
+             "--gpus counts, keeps those that fit in GPU memory, ranks them by a closed-form\n"
+             "estimate, simulates the best with the engine and prints the top K (default 5) by\n"
+             "simulated step time (--rank cost: GPU-hours, for several GPU counts), with the\n"
+             "rejected candidates counted by reason. Exit status 0 when a layout fits, 3 when\n"
+             "none does.\n",
+    .opts = plan_opts_table,
+    .nopts = ARRAY_LEN(plan_opts_table),
+    .positional = OFF(pos),
+    .max_positional = -1,
+};
 
 static int parse(int argc, char **argv, struct plan_args *a)
 {
-    int rc;
+    enum cli_result pr;
 
     memset(a, 0, sizeof(*a));
     a->o.top = 5;
-    a->o.shard_n = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if ((rc = cli_take_set(argc, argv, &i, &a->ovr, &a->novr)) != 0) {
-            if (rc < 0)
-                return -1;
-        } else if (strcmp(s, "--gpus") == 0 && v) {
-            if (parse_gpus(argv[++i], &a->o) != 0)
-                return bad_value(s, v, "N or N,N,... (at most 16 counts)");
-        } else if (strcmp(s, "--top") == 0 && v) {
-            if (positive_int(argv[++i], &a->o.top) != 0)
-                return bad_value(s, v, "a positive count");
-        } else if (strcmp(s, "--simulate") == 0 && v) {
-            if (positive_int(argv[++i], &a->o.simulate) != 0)
-                return bad_value(s, v, "a positive count");
-        } else if (strcmp(s, "--max-micro-batch") == 0 && v) {
-            if (positive_int(argv[++i], &a->o.max_micro_batch) != 0)
-                return bad_value(s, v, "a positive count");
-        } else if (strcmp(s, "--rank") == 0 && v) {
-            if (strcmp(v, "time") != 0 && strcmp(v, "cost") != 0)
-                return bad_value(s, v, "'time' or 'cost'");
-            a->o.objective = strcmp(argv[++i], "cost") == 0 ? PLAN_BY_COST : PLAN_BY_TIME;
-        } else if (strcmp(s, "--shard") == 0 && v) {
-            if (cli_parse_shard(argv[++i], &a->o.shard_k, &a->o.shard_n) != 0)
-                return bad_value(s, v, "K/N with 0 <= K < N");
-        } else if ((strcmp(s, "--csv") == 0 || strcmp(s, "--json") == 0 ||
-                    strcmp(s, "--plot") == 0) &&
-                   v) {
-            *(s[2] == 'c' ? &a->csv : s[2] == 'j' ? &a->json : &a->plot) = argv[++i];
-        } else if (strcmp(s, "--quiet") == 0 || strcmp(s, "-q") == 0) {
-            a->quiet = true;
-        } else if (strcmp(s, "--merge") == 0) {
-            a->merge = true;
-        } else if (strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0) {
-            usage(stdout);
-            exit(0);
-        } else if (s[0] == '-' && s[1] != '\0') {
-            fprintf(stderr, "simtrain plan: error: unknown option '%s' (or missing value)\n", s);
-            return -1;
-        } else if (cli_take_positional("plan", argv[i], a->merge, &a->files, &a->nfiles,
-                                       &a->scenario) != 0) {
-            return -1;
-        }
-    }
-    if (a->merge ? a->nfiles == 0 : !a->scenario) {
-        usage(stderr);
-        return -1;
-    }
-    return 0;
+    a->shard.n = 1;
+    pr = cli_parse(&cmd_plan_spec, argc, argv, a);
+    if (pr != CLI_OK)
+        return cli_exit_status(pr);
+    a->o.objective = a->rank == 1 ? PLAN_BY_COST : PLAN_BY_TIME;
+    a->o.shard_k = a->shard.k;
+    a->o.shard_n = a->shard.n;
+    if (a->merge && a->pos.n == 0)
+        pr = cli_usage_error(&cmd_plan_spec, "--merge needs the CSV files to merge");
+    else if (!a->merge && a->pos.n == 0)
+        pr = cli_usage_error(&cmd_plan_spec, "no scenario given");
+    else if (!a->merge && a->pos.n > 1)
+        pr = cli_usage_error(&cmd_plan_spec, "more than one scenario ('%s' and '%s')",
+                             a->pos.items[0], a->pos.items[1]);
+    return pr == CLI_OK ? -1 : cli_exit_status(pr);
 }
 
 /* ---- text ----------------------------------------------------------------------------- */
@@ -402,9 +385,9 @@ static int run_merge(const struct plan_args *a)
     long n = 0;
     bool gpus = false;
 
-    for (int k = 0; k < a->nfiles; k++) {
+    for (int k = 0; k < a->pos.n; k++) {
         struct csv_error err;
-        struct csv_table *t = csv_read_file(a->files[k], &err);
+        struct csv_table *t = csv_read_file(a->pos.items[k], &err);
         int col[24];
         static const char *const names[] = { "number",
                                              "gpus",
@@ -429,14 +412,15 @@ static int run_merge(const struct plan_args *a)
                                              "cost_usd",
                                              "nodes" };
         if (!t) {
-            fprintf(stderr, "simtrain plan: error: %s:%d: %s\n", a->files[k], err.line, err.msg);
+            fprintf(stderr, "simtrain plan: error: %s:%d: %s\n", a->pos.items[k], err.line,
+                    err.msg);
             free(all);
             return 1;
         }
         for (size_t c = 0; c < ARRAY_LEN(names); c++)
             if ((col[c] = csv_column(t, names[c])) < 0) {
                 fprintf(stderr, "simtrain plan: error: %s: not a plan CSV (no column '%s')\n",
-                        a->files[k], names[c]);
+                        a->pos.items[k], names[c]);
                 csv_free(t);
                 free(all);
                 return 1;
@@ -480,8 +464,8 @@ static int run_merge(const struct plan_args *a)
     }
     if (n > 0)
         qsort(all, (size_t)n, sizeof(*all), by_sim);
-    printf("simtrain plan: %ld simulated layouts that fit, from %d file%s\n\n", n, a->nfiles,
-           a->nfiles == 1 ? "" : "s");
+    printf("simtrain plan: %ld simulated layouts that fit, from %d file%s\n\n", n, a->pos.n,
+           a->pos.n == 1 ? "" : "s");
     table_header(stdout, gpus);
     for (long i = 0; i < n && i < a->o.top; i++)
         table_row(stdout, (int)i + 1, &all[i], gpus);
@@ -496,36 +480,35 @@ int cmd_plan(int argc, char **argv)
     struct plan_args a;
     struct scenario *s;
     struct plan_result r;
+    const char *path;
     char msg[512];
-    int rc = 0;
+    int rc = parse(argc, argv, &a);
 
-    if (parse(argc, argv, &a) != 0) {
-        cli_free_overrides(a.ovr, a.novr);
-        free(a.files);
-        return 2;
-    }
-    if (a.merge) {
-        rc = run_merge(&a);
-        cli_free_overrides(a.ovr, a.novr);
-        free(a.files);
+    if (rc >= 0 || a.merge) {
+        if (rc < 0)
+            rc = run_merge(&a);
+        cli_release(&cmd_plan_spec, &a);
         return rc;
     }
-    s = cfg_load_scenario(a.scenario, a.ovr, a.novr, stderr);
-    cli_free_overrides(a.ovr, a.novr);
-    free(a.files);
-    if (!s)
+    path = a.pos.items[0];
+    s = cfg_load_scenario(path, a.set.ovr, a.set.n, stderr);
+    if (!s) {
+        cli_release(&cmd_plan_spec, &a);
         return 1;
+    }
+    rc = 0;
     if (plan_search(s, &a.o, &r, !a.quiet && isatty(STDERR_FILENO) ? stderr : NULL, msg,
                     sizeof(msg)) != 0) {
         fprintf(stderr, "simtrain plan: error: %s\n", msg);
         cfg_free(s);
+        cli_release(&cmd_plan_spec, &a);
         return 1;
     }
     if (!a.quiet && !(a.csv && strcmp(a.csv, "-") == 0) && !(a.json && strcmp(a.json, "-") == 0))
-        print_result(stdout, a.scenario, &r, &a.o);
-    if (a.csv && write_file(a.csv, a.scenario, &r, a.o.top, false) != 0)
+        print_result(stdout, path, &r, &a.o);
+    if (a.csv && write_file(a.csv, path, &r, a.o.top, false) != 0)
         rc = 1;
-    if (a.json && write_file(a.json, a.scenario, &r, a.o.top, true) != 0)
+    if (a.json && write_file(a.json, path, &r, a.o.top, true) != 0)
         rc = 1;
     if (a.plot && plot_plan(a.plot, &r) != 0)
         rc = 1;
@@ -533,5 +516,6 @@ int cmd_plan(int argc, char **argv)
         rc = 3;
     plan_result_release(&r);
     cfg_free(s);
+    cli_release(&cmd_plan_spec, &a);
     return rc;
 }

@@ -10,6 +10,7 @@
  * input; 2 usage.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,125 +21,80 @@
 #include "whatif/sweep.h"
 
 struct sweep_args {
-    const char *scenario;
-    const char **vary;
-    int nvary;
+    struct cli_list pos;  /* the scenario, or with --merge the CSV files */
+    struct cli_list vary; /* KEY=V1,V2,... */
     const char *csv, *json, *plot;
-    int shard_k, shard_n;
+    struct cli_shard shard;
     bool weak, mpi, quiet, merge;
-    char **merge_files;
-    int nmerge;
-    struct cfg_override *ovr;
-    int novr;
+    struct cli_overrides set;
 };
 
-static void usage(FILE *f)
-{
-    fputs("usage: simtrain sweep SCENARIO.yaml --vary KEY=V1,V2,... [--vary ...] [--set "
-          "KEY=VALUE]...\n"
-          "                      [--weak] [--csv FILE] [--json FILE] [--plot DIR]\n"
-          "                      [--shard K/N] [--mpi] [--quiet]\n"
-          "       simtrain sweep --merge FILE.csv... [--csv FILE] [--json FILE] [--plot DIR]\n"
-          "\n"
-          "Simulates the scenario at every combination of the --vary values (the last axis\n"
-          "varies fastest) and reports step time, throughput, MFU, memory, time to train and\n"
-          "cost, with speedup and strong / weak scaling efficiency against the smallest valid\n"
-          "configuration of each group. When an axis changes the GPU count, tp, pp or cp,\n"
-          "dp follows (GPUs / (tp * pp * cp)) unless an axis sets it;\n"
-          "--weak also grows the global batch with the GPU count. --shard K/N evaluates only\n"
-          "points i with i % N == K (job arrays); --merge joins the shards' CSV files and\n"
-          "recomputes the efficiencies; --mpi splits the points across MPI ranks.\n",
-          f);
-}
+#define OFF(field) offsetof(struct sweep_args, field)
 
-/* "K/N" with 0 <= K < N. */
-int cli_parse_shard(const char *text, int *k, int *n)
-{
-    char *end;
-    long a = strtol(text, &end, 10), b;
+static const struct cli_opt sweep_opts[] = {
+    { "--vary", 0, "KEY=V1,V2,...",
+      "an axis: KEY takes each value in turn (repeatable; the last axis varies fastest)",
+      .kind = CLI_LIST, .offset = OFF(vary) },
+    { "--set", 0, "KEY=VALUE", "override a key of the scenario at every point (repeatable)",
+      .kind = CLI_SET, .offset = OFF(set) },
+    { "--weak", 0, NULL, "grow the global batch with the GPU count (weak scaling)",
+      .kind = CLI_FLAG, .offset = OFF(weak) },
+    { "--csv", 0, "FILE", "write one row per point as CSV (- for standard output)",
+      .kind = CLI_STRING, .offset = OFF(csv) },
+    { "--json", 0, "FILE", "write the points as JSON (- for standard output)", .kind = CLI_STRING,
+      .offset = OFF(json) },
+    { "--plot", 0, "DIR", "draw scaling, breakdown and memory charts into DIR", .kind = CLI_STRING,
+      .offset = OFF(plot) },
+    { "--shard", 0, "K/N", "evaluate only the points i with i % N == K (job arrays)",
+      .kind = CLI_CUSTOM, .offset = OFF(shard), .parse = cli_parse_shard,
+      .expect = "K/N with 0 <= K < N" },
+    { "--mpi", 0, NULL, "split the points across MPI ranks (mpirun -np N simtrain sweep ...)",
+      .kind = CLI_FLAG, .offset = OFF(mpi) },
+    { "--merge", 0, NULL,
+      "join the CSV files of shards given as arguments and recompute the "
+      "efficiencies",
+      .kind = CLI_FLAG, .offset = OFF(merge) },
+    { "--quiet", 'q', NULL, "print no table (for --csv, --json and --plot)", .kind = CLI_FLAG,
+      .offset = OFF(quiet) },
+};
 
-    if (end == text || *end != '/')
-        return -1;
-    text = end + 1;
-    b = strtol(text, &end, 10);
-    if (end == text || *end != '\0' || a < 0 || b < 1 || a >= b || b > 1000000)
-        return -1;
-    *k = (int)a;
-    *n = (int)b;
-    return 0;
-}
-
-int cli_take_positional(const char *cmd, char *arg, bool merge, char ***files, int *nfiles,
-                        const char **scenario)
-{
-    if (merge) {
-        *files = xrealloc(*files, sizeof(char *) * (size_t)(*nfiles + 1));
-        (*files)[(*nfiles)++] = arg;
-    } else if (!*scenario) {
-        *scenario = arg;
-    } else {
-        fprintf(stderr, "simtrain %s: error: more than one scenario ('%s' and '%s')\n", cmd,
-                *scenario, arg);
-        return -1;
-    }
-    return 0;
-}
+const struct cli_command cmd_sweep_spec = {
+    .name = "sweep",
+    .synopsis = "simtrain sweep SCENARIO.yaml --vary KEY=V1,V2,... [--vary ...] [OPTION]...\n"
+                "simtrain sweep --merge FILE.csv... [OPTION]...",
+    .about = "Simulates the scenario at every combination of the --vary values (the last axis\n"
+             "varies fastest) and reports step time, throughput, MFU, memory, time to train and\n"
+             "cost, with speedup and strong / weak scaling efficiency against the smallest valid\n"
+             "configuration of each group. When an axis changes the GPU count, tp, pp or cp,\n"
+             "dp follows (GPUs / (tp * pp * cp)) unless an axis sets it;\n"
+             "--weak also grows the global batch with the GPU count. --shard K/N evaluates only\n"
+             "points i with i % N == K (job arrays); --merge joins the shards' CSV files and\n"
+             "recomputes the efficiencies; --mpi splits the points across MPI ranks.\n",
+    .opts = sweep_opts,
+    .nopts = ARRAY_LEN(sweep_opts),
+    .positional = OFF(pos),
+    .max_positional = -1,
+};
 
 static int parse(int argc, char **argv, struct sweep_args *a)
 {
-    int i, rc;
+    enum cli_result pr;
 
     memset(a, 0, sizeof(*a));
-    a->shard_n = 1;
-    for (i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        bool more = i + 1 < argc;
-        if ((rc = cli_take_set(argc, argv, &i, &a->ovr, &a->novr)) != 0) {
-            if (rc < 0)
-                return -1;
-        } else if (strcmp(s, "--vary") == 0 && more) {
-            a->vary = xrealloc(a->vary, sizeof(*a->vary) * (size_t)(a->nvary + 1));
-            a->vary[a->nvary++] = argv[++i];
-        } else if (strncmp(s, "--vary=", 7) == 0) {
-            a->vary = xrealloc(a->vary, sizeof(*a->vary) * (size_t)(a->nvary + 1));
-            a->vary[a->nvary++] = s + 7;
-        } else if (strcmp(s, "--csv") == 0 && more) {
-            a->csv = argv[++i];
-        } else if (strcmp(s, "--json") == 0 && more) {
-            a->json = argv[++i];
-        } else if (strcmp(s, "--plot") == 0 && more) {
-            a->plot = argv[++i];
-        } else if (strcmp(s, "--shard") == 0 && more) {
-            if (cli_parse_shard(argv[++i], &a->shard_k, &a->shard_n) != 0) {
-                fprintf(stderr,
-                        "simtrain sweep: error: --shard takes K/N with 0 <= K < N, got '%s'\n",
-                        argv[i]);
-                return -1;
-            }
-        } else if (strcmp(s, "--weak") == 0) {
-            a->weak = true;
-        } else if (strcmp(s, "--mpi") == 0) {
-            a->mpi = true;
-        } else if (strcmp(s, "--quiet") == 0 || strcmp(s, "-q") == 0) {
-            a->quiet = true;
-        } else if (strcmp(s, "--merge") == 0) {
-            a->merge = true;
-        } else if (strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0) {
-            usage(stdout);
-            exit(0);
-        } else if (s[0] == '-' && s[1] != '\0') {
-            fprintf(stderr, "simtrain sweep: error: unknown option '%s' (or missing value)\n", s);
-            return -1;
-        } else if (cli_take_positional("sweep", argv[i], a->merge, &a->merge_files, &a->nmerge,
-                                       &a->scenario) != 0) {
-            return -1;
-        }
-    }
-    if (a->merge ? a->nmerge == 0 : (!a->scenario || a->nvary == 0)) {
-        usage(stderr);
-        return -1;
-    }
-    return 0;
+    a->shard.n = 1;
+    pr = cli_parse(&cmd_sweep_spec, argc, argv, a);
+    if (pr != CLI_OK)
+        return cli_exit_status(pr);
+    if (a->merge && a->pos.n == 0)
+        pr = cli_usage_error(&cmd_sweep_spec, "--merge needs the CSV files to merge");
+    else if (!a->merge && a->pos.n == 0)
+        pr = cli_usage_error(&cmd_sweep_spec, "no scenario given");
+    else if (!a->merge && a->pos.n > 1)
+        pr = cli_usage_error(&cmd_sweep_spec, "more than one scenario ('%s' and '%s')",
+                             a->pos.items[0], a->pos.items[1]);
+    else if (!a->merge && a->vary.n == 0)
+        pr = cli_usage_error(&cmd_sweep_spec, "no --vary axis given");
+    return pr == CLI_OK ? -1 : cli_exit_status(pr);
 }
 
 /* ---- the command ---------------------------------------------------------------------- */
@@ -171,7 +127,7 @@ static int write_outputs(const struct sweep_args *a, const struct sweep *sw,
     if (!a->quiet && !(a->csv && strcmp(a->csv, "-") == 0) &&
         !(a->json && strcmp(a->json, "-") == 0))
         sweep_print(sw, pts, n, stdout);
-    if (a->plot && a->shard_n == 1 && plot_sweep(a->plot, sw, pts, n) < 0)
+    if (a->plot && a->shard.n == 1 && plot_sweep(a->plot, sw, pts, n) < 0)
         rc = 1;
     return rc;
 }
@@ -184,7 +140,7 @@ static int run_merge(struct sweep_args *a)
     char msg[512];
     int rc;
 
-    if (sweep_merge(a->merge_files, a->nmerge, &sw, &pts, &n, msg, sizeof(msg)) != 0) {
+    if (sweep_merge(a->pos.items, a->pos.n, &sw, &pts, &n, msg, sizeof(msg)) != 0) {
         fprintf(stderr, "simtrain sweep: error: %s\n", msg);
         sweep_release(&sw);
         free(pts);
@@ -199,7 +155,7 @@ static int run_merge(struct sweep_args *a)
 
 static int run_sweep(struct sweep_args *a)
 {
-    struct scenario *s = cfg_load_scenario(a->scenario, a->ovr, a->novr, stderr);
+    struct scenario *s = cfg_load_scenario(a->pos.items[0], a->set.ovr, a->set.n, stderr);
     struct sweep sw;
     struct sweep_point *pts;
     char msg[512];
@@ -207,9 +163,9 @@ static int run_sweep(struct sweep_args *a)
 
     if (!s)
         return 1;
-    sweep_init(&sw, a->scenario, s, a->ovr, a->novr, a->weak);
-    for (int i = 0; i < a->nvary; i++)
-        if (sweep_add_axis(&sw, a->vary[i], msg, sizeof(msg)) != 0) {
+    sweep_init(&sw, a->pos.items[0], s, a->set.ovr, a->set.n, a->weak);
+    for (int i = 0; i < a->vary.n; i++)
+        if (sweep_add_axis(&sw, a->vary.items[i], msg, sizeof(msg)) != 0) {
             fprintf(stderr, "simtrain sweep: error: %s\n", msg);
             sweep_release(&sw);
             cfg_free(s);
@@ -223,11 +179,11 @@ static int run_sweep(struct sweep_args *a)
             rc = 1;
         }
     } else {
-        sweep_run(&sw, a->shard_k, a->shard_n, pts,
+        sweep_run(&sw, a->shard.k, a->shard.n, pts,
                   !a->quiet && isatty(STDERR_FILENO) ? stderr : NULL);
     }
     if (root == 1) {
-        if (a->shard_n == 1)
+        if (a->shard.n == 1)
             sweep_efficiency(&sw, pts, sw.npoints);
         rc = write_outputs(a, &sw, pts, sw.npoints);
     }
@@ -240,17 +196,10 @@ static int run_sweep(struct sweep_args *a)
 int cmd_sweep(int argc, char **argv)
 {
     struct sweep_args a;
-    int rc;
+    int rc = parse(argc, argv, &a);
 
-    if (parse(argc, argv, &a) != 0) {
-        cli_free_overrides(a.ovr, a.novr);
-        free(a.vary);
-        free(a.merge_files);
-        return 2;
-    }
-    rc = a.merge ? run_merge(&a) : run_sweep(&a);
-    cli_free_overrides(a.ovr, a.novr);
-    free(a.vary);
-    free(a.merge_files);
+    if (rc < 0)
+        rc = a.merge ? run_merge(&a) : run_sweep(&a);
+    cli_release(&cmd_sweep_spec, &a);
     return rc;
 }

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -255,75 +256,56 @@ int validate_write_plots(const struct validate_report *r, const char *dir, FILE 
 
 /* ---- command line ------------------------------------------------------------------ */
 
-static void usage(FILE *out)
-{
-    fputs("usage: simtrain validate RUNS.csv [--json FILE] [--plot DIR] [--markdown] [--quiet]\n"
-          "\n"
-          "Simulate every measured run of RUNS.csv (format: tests/validation/README.md) and\n"
-          "compare: one line per row (measured, predicted, signed error or the reason it could\n"
-          "not be simulated) and |error| statistics per metric. --json writes the runs format's "
-          "JSON\n"
-          "document (- for stdout, replacing the text), --plot DIR draws predicted against\n"
-          "measured with gnuplot, --markdown prints Markdown tables. Exit status 0 when the\n"
-          "file could be read, whatever the row errors.\n",
-          out);
-}
-
 struct validate_args {
-    const char *csv, *json, *plot;
+    struct cli_list pos; /* the runs file */
+    const char *json, *plot;
     bool markdown, quiet;
 };
 
-static int parse_args(int argc, char **argv, struct validate_args *a)
-{
-    memset(a, 0, sizeof(*a));
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        const char **slot = !strcmp(s, "--json")   ? &a->json
-                            : !strcmp(s, "--plot") ? &a->plot
-                                                   : NULL;
+#define OFF(field) offsetof(struct validate_args, field)
 
-        if (slot) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "simtrain validate: error: '%s' needs a value\n", s);
-                return -1;
-            }
-            *slot = argv[++i];
-        } else if (!strcmp(s, "--markdown")) {
-            a->markdown = true;
-        } else if (!strcmp(s, "--quiet") || !strcmp(s, "-q")) {
-            a->quiet = true;
-        } else if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
-            usage(stdout);
-            return 1;
-        } else if (s[0] == '-' && s[1]) {
-            fprintf(stderr, "simtrain validate: error: unknown option '%s'\n", s);
-            return -1;
-        } else if (!a->csv) {
-            a->csv = s;
-        } else {
-            fprintf(stderr, "simtrain validate: error: unexpected argument '%s'\n", s);
-            return -1;
-        }
-    }
-    if (!a->csv) {
-        fprintf(stderr, "simtrain validate: error: no runs file given\n");
-        usage(stderr);
-        return -1;
-    }
-    return 0;
-}
+static const struct cli_opt validate_opts[] = {
+    { "--json", 0, "FILE", "write the runs format's JSON document (- for standard output)",
+      .kind = CLI_STRING, .offset = OFF(json) },
+    { "--plot", 0, "DIR", "draw predicted against measured into DIR (gnuplot)", .kind = CLI_STRING,
+      .offset = OFF(plot) },
+    { "--markdown", 0, NULL, "print Markdown tables", .kind = CLI_FLAG, .offset = OFF(markdown) },
+    { "--quiet", 'q', NULL, "print no table (for --json and --plot)", .kind = CLI_FLAG,
+      .offset = OFF(quiet) },
+};
+
+const struct cli_command cmd_validate_spec = {
+    .name = "validate",
+    .synopsis = "simtrain validate RUNS.csv [OPTION]...",
+    .about = "Simulates every measured run of RUNS.csv (format: tests/validation/README.md) and\n"
+             "compares: one line per row (measured, predicted, signed error or the reason it\n"
+             "could not be simulated) and |error| statistics per metric. Exit status 0 when the\n"
+             "file could be read, whatever the row errors.\n",
+    .opts = validate_opts,
+    .nopts = ARRAY_LEN(validate_opts),
+    .positional = OFF(pos),
+    .max_positional = 1,
+    .positional_noun = "runs file",
+};
 
 int cmd_validate(int argc, char **argv)
 {
-    struct validate_args a;
+    struct validate_args a = { 0 };
     struct validate_report rep;
-    int rc = parse_args(argc, argv, &a);
+    enum cli_result pr = cli_parse(&cmd_validate_spec, argc, argv, &a);
+    const char *csv;
+    int rc = 0;
 
-    if (rc)
-        return rc > 0 ? 0 : 2;
-    if (validate_file(a.csv, NULL, &rep, stderr)) {
+    if (pr == CLI_OK && a.pos.n == 0)
+        pr = cli_usage_error(&cmd_validate_spec, "no runs file given");
+    if (pr != CLI_OK) {
+        cli_release(&cmd_validate_spec, &a);
+        return cli_exit_status(pr);
+    }
+    csv = a.pos.items[0];
+    if (validate_file(csv, NULL, &rep, stderr)) {
         validate_release(&rep);
+        cli_release(&cmd_validate_spec, &a);
         return 1;
     }
     if (!a.quiet && !(a.json && !strcmp(a.json, "-")))
@@ -333,5 +315,6 @@ int cmd_validate(int argc, char **argv)
     if (a.plot && validate_write_plots(&rep, a.plot, stderr))
         rc = 1;
     validate_release(&rep);
+    cli_release(&cmd_validate_spec, &a);
     return rc;
 }

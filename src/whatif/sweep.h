@@ -159,8 +159,8 @@ void sweep_print(const struct sweep *sw, const struct sweep_point *pts, long n, 
  * and `status`, values in first-seen order. The caller releases *sw with
  * sweep_release() and frees *pts. Returns 0, or -1 with a message.
  */
-int sweep_merge(char **paths, int npaths, struct sweep *sw, struct sweep_point **pts, long *n,
-                char *msg, size_t msglen);
+int sweep_merge(const char *const *paths, int npaths, struct sweep *sw, struct sweep_point **pts,
+                long *n, char *msg, size_t msglen);
 
 const char *sweep_status_name(int status);
 

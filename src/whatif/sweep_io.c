@@ -355,8 +355,8 @@ static int by_index(const void *a, const void *b)
     return (x->index > y->index) - (x->index < y->index);
 }
 
-int sweep_merge(char **paths, int npaths, struct sweep *sw, struct sweep_point **pts, long *n,
-                char *msg, size_t msglen)
+int sweep_merge(const char *const *paths, int npaths, struct sweep *sw, struct sweep_point **pts,
+                long *n, char *msg, size_t msglen)
 {
     size_t cap = 0;
 

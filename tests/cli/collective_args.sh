@@ -34,7 +34,7 @@ grep -q 'skipped: more GPUs than its nodes hold' "$tmp/out" ||
 # ones run and say which harness they model
 "$bin" collective --hardware dgx-h100 --gpus 8 --sizes 1K:1K --launch bogus >/dev/null 2>"$tmp/err"
 rc=$?
-[ $rc -eq 2 ] && grep -q "invalid value 'bogus' for '--launch'" "$tmp/err" ||
+[ $rc -eq 2 ] && grep -q "simtrain collective: error: --launch takes 'per-rank' or 'single-process', got 'bogus'" "$tmp/err" ||
     fail "--launch bogus: exit $rc: $(cat "$tmp/err")"
 "$bin" collective --hardware dgx-h100 --gpus 8 --sizes 1K:1K --launch single-process >"$tmp/out" \
     2>&1 || fail "--launch single-process: exit $?"
