@@ -1,23 +1,22 @@
 /*
  * cmd_collective.c - `simtrain collective`: an nccl-tests style table of one
  * collective over a range of sizes on a hardware description (time, algbw,
- * busbw with nccl-tests' definitions, and the algorithm NCCL would pick) and
- * an optional gnuplot chart of busbw against size. `--validate CSV` is
- * cmd_collective_validate.c.
+ * busbw with nccl-tests' definitions, and the algorithm NCCL would pick,
+ * net/bench.h) and an optional gnuplot chart of busbw against size.
+ * `--validate CSV` is fit/nccl_validate.h.
  */
-
-#include <errno.h>
-#include <stddef.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cmd.h"
-#include "report/plot_chart.h"
-#include "cli/cmd_collective.h"
-#include "net/collective.h"
 #include "config/config.h"
+#include "fit/nccl_validate.h"
+#include "net/bench.h"
+#include "net/collective.h"
+#include "report/plot_chart.h"
 
 struct opts {
     struct cli_list pos; /* none accepted */
@@ -32,54 +31,12 @@ struct opts {
     } sizes;
     double factor;
     bool markdown;
-    bool no_calibration;  /* ignore hw->coll_cal (--validate always does) */
-    int iters;            /* timed iterations, nccl-tests -n (default 20) */
-    struct nccl_cfg nccl; /* algo and proto as enums, after parsing */
+    bool no_calibration;    /* ignore hw->coll_cal (--validate always does) */
+    int iters;              /* timed iterations, nccl-tests -n (default 20) */
+    struct bench_cfg bench; /* op, algo, proto, launch and iters as the model takes them */
 };
 
 /* ---- arguments ---------------------------------------------------------------- */
-
-/* "8", "1K", "64M", "8G", "1GiB", "512 B": nccl-tests sizes, K/M/G/T = powers of 1024. */
-static int parse_size(const char *s, double *out)
-{
-    char *end;
-    double v = strtod(s, &end), mult = 1;
-
-    if (end == s || v < 0 || !isfinite(v))
-        return -1;
-    while (*end == ' ')
-        end++;
-    switch (*end) {
-    case 'K':
-    case 'k':
-        mult = 1024.0;
-        break;
-    case 'M':
-        mult = 1024.0 * 1024;
-        break;
-    case 'G':
-        mult = 1024.0 * 1024 * 1024;
-        break;
-    case 'T':
-        mult = 1024.0 * 1024 * 1024 * 1024;
-        break;
-    default:
-        mult = 0;
-    }
-    if (mult > 0) {
-        end++;
-        if (*end == 'i')
-            end++;
-    } else {
-        mult = 1;
-    }
-    if (*end == 'B')
-        end++;
-    if (*end)
-        return -1;
-    *out = v * mult;
-    return 0;
-}
 
 static const char *op_name_i(int i)
 {
@@ -112,7 +69,7 @@ static int parse_sizes(const char *val, void *field)
     if (!colon)
         return -1;
     lo = xstrndup(val, (size_t)(colon - val));
-    bad = parse_size(lo, &r->min_bytes) || parse_size(colon + 1, &r->max_bytes) ||
+    bad = bench_parse_size(lo, &r->min_bytes) || bench_parse_size(colon + 1, &r->max_bytes) ||
           r->min_bytes < 1 || r->max_bytes < r->min_bytes;
     free(lo);
     return bad ? -1 : 0;
@@ -190,40 +147,15 @@ static int parse_args(int argc, char **argv, struct opts *o)
     if (pr == CLI_OK && !o->validate && !o->hardware)
         pr = cli_usage_error(&cmd_collective_spec, "'--hardware' is required");
     cli_release(&cmd_collective_spec, o);
-    o->nccl.algo = (enum coll_algo)o->algo;
-    o->nccl.proto = (enum coll_proto)o->proto;
+    o->bench.op = (enum coll_op)o->op;
+    o->bench.nccl.algo = (enum coll_algo)o->algo;
+    o->bench.nccl.proto = (enum coll_proto)o->proto;
+    o->bench.launch = (enum coll_launch)o->launch;
+    o->bench.iters = o->iters;
     return pr;
 }
 
-/* ---- placement -------------------------------------------------------------------- */
-
-struct topo *cmd_collective_place(const struct hardware *hw, int n, int nodes, struct comm_group *g,
-                                  int *last)
-{
-    int G = hw->gpus_per_node > 0 ? hw->gpus_per_node : 1, i;
-    int *gpus = xmalloc(sizeof(int) * (size_t)n);
-    struct topo *t;
-
-    if (nodes <= 0)
-        nodes = (n + G - 1) / G;
-    t = topo_new(hw, nodes);
-    for (i = 0; i < n; i++) {
-        int per = (n + nodes - 1) / nodes;
-        gpus[i] = nodes > 1 && per <= G ? (i / per) * G + i % per : i;
-    }
-    topo_group(t, gpus, n, g);
-    *last = gpus[n - 1];
-    free(gpus);
-    return t;
-}
-
 /* ---- the table ---------------------------------------------------------------------- */
-
-static double elements(enum coll_op op, double bytes, int n)
-{
-    bool per_rank = op == COLL_ALL_GATHER || op == COLL_REDUCE_SCATTER || op == COLL_ALL_TO_ALL;
-    return floor(bytes / 4 / (per_rank ? n : 1)); /* float elements, as nccl-tests prints */
-}
 
 static void print_header(const struct hardware *hw, const struct opts *o,
                          const struct comm_group *g, const struct topo *t, int last, FILE *out)
@@ -233,13 +165,13 @@ static void print_header(const struct hardware *hw, const struct opts *o,
     struct route r;
 
     nccl_model_init(hw, g,
-                    (enum coll_op)o->op == COLL_ALL_TO_ALL || (enum coll_op)o->op == COLL_SEND_RECV
+                    o->bench.op == COLL_ALL_TO_ALL || o->bench.op == COLL_SEND_RECV
                         ? COLL_ALL_GATHER
-                        : (enum coll_op)o->op,
+                        : o->bench.op,
                     0, &m);
-    coll_estimate(hw, &o->nccl, g, (enum coll_op)o->op, o->sizes.max_bytes, &c);
+    coll_estimate(hw, &o->bench.nccl, g, o->bench.op, o->sizes.max_bytes, &c);
     fprintf(out, "# simtrain collective: %s on %s, %d GPUs = %d node%s x %d%s\n",
-            coll_op_name((enum coll_op)o->op), hw->name ? hw->name : "?", g->nranks, g->nnodes,
+            coll_op_name(o->bench.op), hw->name ? hw->name : "?", g->nranks, g->nnodes,
             g->nnodes > 1 ? "s" : "", g->ppn,
             g->nnodes > 1 ? (g->rail_aligned ? ", rail-aligned" : ", not rail-aligned") : "");
     fprintf(out, "# path: %s\n", c.path);
@@ -264,9 +196,8 @@ static void print_header(const struct hardware *hw, const struct opts *o,
     fprintf(out,
             "# harness: %s, %d timed iterations, %.2f us launch per GPU per iteration%s "
             "(* = the host's launches set the pace)\n",
-            coll_launch_name((enum coll_launch)o->launch), o->iters, (double)hw->eff.launch / 1e3,
-            (enum coll_launch)o->launch == LAUNCH_SINGLE_PROCESS ? " x all GPUs from one thread"
-                                                                 : "");
+            coll_launch_name(o->bench.launch), o->iters, (double)hw->eff.launch / 1e3,
+            o->bench.launch == LAUNCH_SINGLE_PROCESS ? " x all GPUs from one thread" : "");
     if (hw->ncoll_cal > 0)
         fprintf(out, "# calibration: %s\n",
                 !o->no_calibration ? "used where it matches" : "ignored (--no-calibration)");
@@ -286,14 +217,14 @@ static int write_plot(const struct opts *o, const struct hardware *hw, const str
     f = chart_open_dat(o->plot, "busbw");
     if (!f)
         return -1;
-    fprintf(f, "# bytes busbw_GBps (%s, %s, %d GPUs)\n", coll_op_name((enum coll_op)o->op),
-            hw->name, g->nranks);
+    fprintf(f, "# bytes busbw_GBps (%s, %s, %d GPUs)\n", coll_op_name(o->bench.op), hw->name,
+            g->nranks);
     for (i = 0; i < n; i++)
         fprintf(f, "%.0f %.6g\n", bytes[i], busbw[i]);
     if (chart_close_dat(f, o->plot, "busbw") != 0)
         return -1;
-    title = xasprintf("%s, %s, %d GPUs", coll_op_name((enum coll_op)o->op),
-                      hw->name ? hw->name : "?", g->nranks);
+    title = xasprintf("%s, %s, %d GPUs", coll_op_name(o->bench.op), hw->name ? hw->name : "?",
+                      g->nranks);
     safe = chart_safe_title(title);
     vars = xasprintf("titletext='%s'", safe);
     chart_draw(o->plot, "busbw", "busbw", vars);
@@ -301,6 +232,14 @@ static int write_plot(const struct opts *o, const struct hardware *hw, const str
     free(safe);
     free(title);
     return 0;
+}
+
+static void print_row(const struct bench_row *r)
+{
+    printf("  %12.0f %14.0f %10s %12.2f %12.2f %12.2f  %s/%s%s\n", r->bytes, r->count, "float",
+           r->time_s * 1e6, r->algbw_GBps, r->busbw_GBps,
+           r->algo == ALGO_AUTO ? "p2p" : algo_name(r->algo), proto_name(r->proto),
+           r->host_bound ? "*" : "");
 }
 
 static int run_table(const struct opts *o)
@@ -311,54 +250,28 @@ static int run_table(const struct opts *o)
     struct topo *t;
     double s, *xs = NULL, *ys = NULL;
     size_t cap_x = 0, cap_y = 0;
-    int n = 0, rc = 0, nx = 0, last, host_gpus;
+    char msg[256];
+    int n = 0, rc = 0, nx = 0, last;
 
     if (!hw)
         return 1;
     use = *hw;
     if (o->no_calibration)
         use.ncoll_cal = 0;
-    if ((o->gpus > use.gpus_per_node || o->nodes > 1) &&
-        (use.net.nics_per_node <= 0 || use.net.nic_bw_Bps <= 0)) {
-        fprintf(stderr,
-                "simtrain collective: error: '%s' has no network: at most %d GPUs on one node\n",
-                o->hardware, use.gpus_per_node);
+    if (bench_check(&use, o->gpus, o->nodes, o->bench.nccl.algo, msg, sizeof(msg)) != 0) {
+        fprintf(stderr, "simtrain collective: error: %s\n", msg);
         cfg_free_hw(hw);
         return 1;
     }
-    /* the GPUs must fit the nodes given, --nodes 1 too (cmd_collective_place() trusts it) */
-    if ((o->nodes > 1 &&
-         (o->gpus < o->nodes || o->gpus % o->nodes || o->gpus / o->nodes > use.gpus_per_node)) ||
-        (o->nodes == 1 && o->gpus > use.gpus_per_node)) {
-        fprintf(stderr,
-                "simtrain collective: error: %d GPUs do not split evenly over %d node%s of %d "
-                "GPUs\n",
-                o->gpus, o->nodes, o->nodes == 1 ? "" : "s", use.gpus_per_node);
-        cfg_free_hw(hw);
-        return 1;
-    }
-    t = cmd_collective_place(
-        &use, o->gpus > 0 ? o->gpus : (use.gpus_per_node > 0 ? use.gpus_per_node : 1), o->nodes, &g,
-        &last);
-    /* single-process: one thread launches on every GPU of the node it runs on */
-    host_gpus = (enum coll_launch)o->launch == LAUNCH_SINGLE_PROCESS ? g.ppn : 1;
+    t = bench_place(&use, o->gpus > 0 ? o->gpus : (use.gpus_per_node > 0 ? use.gpus_per_node : 1),
+                    o->nodes, &g, &last);
     print_header(&use, o, &g, t, last, stdout);
     for (s = o->sizes.min_bytes; s <= o->sizes.max_bytes * (1 + 1e-9); s = ceil(s * o->factor)) {
-        struct coll_cost c;
-        double sec, algbw, busbw;
-        sim_time gpu;
-
-        coll_estimate(&use, &o->nccl, &g, (enum coll_op)o->op, s, &c);
-        gpu = coll_time(&c);
-        sec = (double)coll_bench_time(gpu, use.eff.launch, host_gpus, o->iters) / NS_PER_S;
-        algbw = sec > 0 ? s / sec / 1e9 : 0;
-        busbw = algbw * coll_bus_factor((enum coll_op)o->op, g.nranks);
-        printf("  %12.0f %14.0f %10s %12.2f %12.2f %12.2f  %s/%s%s\n", s,
-               elements((enum coll_op)o->op, s, g.nranks), "float", sec * 1e6, algbw, busbw,
-               c.algo == ALGO_AUTO ? "p2p" : algo_name(c.algo), proto_name(c.proto),
-               (sim_time)host_gpus * use.eff.launch > gpu ? "*" : "");
+        struct bench_row row;
+        bench_row(&use, &g, &o->bench, s, &row);
+        print_row(&row);
         VEC_PUSH(xs, nx, cap_x, s);
-        VEC_PUSH(ys, n, cap_y, busbw);
+        VEC_PUSH(ys, n, cap_y, row.busbw_GBps);
     }
     if (o->plot)
         rc = write_plot(o, &use, &g, xs, ys, n) ? 1 : 0;
@@ -377,6 +290,6 @@ int cmd_collective(int argc, char **argv)
     if (pr != CLI_OK)
         return cli_exit_status(pr);
     if (o.validate)
-        return cmd_collective_validate(o.validate, o.markdown);
+        return nccl_validate_file(o.validate, o.markdown, stdout) == 0 ? 0 : 1;
     return run_table(&o);
 }
