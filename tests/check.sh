@@ -14,6 +14,9 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIMTRAIN_WERROR=ON >/dev
 cmake --build build -j "$jobs"
 ctest --test-dir build --output-on-failure -j "$jobs"
 
+echo "== install to a temporary prefix, run the flagship from / =="
+sh tests/cli/install.sh build/simtrain
+
 echo "== ASan + UBSan build and test =="
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSIMTRAIN_WERROR=ON -DSIMTRAIN_SANITIZE=ON \
       -DSIMTRAIN_KERNELS=OFF >/dev/null

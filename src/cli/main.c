@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/paths.h"
 #include "base/util.h"
 #include "cli/cmd.h"
 #include "report/report.h"
@@ -58,6 +59,7 @@ static int finish(int rc)
 
 int main(int argc, char **argv)
 {
+    paths_init(argc > 0 ? argv[0] : NULL);
     if (argc < 2) {
         usage(stderr, false);
         return 2;

@@ -13,17 +13,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/paths.h"
 #include "config/schema.h"
-
-#ifndef SIMTRAIN_DATA_DIR
-#define SIMTRAIN_DATA_DIR "."
-#endif
 
 #define MAX_FILE_BYTES (16 << 20) /* configuration files are small; refuse devices and giants */
 
 const char *cfg_data_dir(void)
 {
-    return SIMTRAIN_DATA_DIR;
+    return paths_data_dir();
 }
 
 /*
@@ -51,6 +48,25 @@ char *cfg_read_file(const char *path, size_t *len, const char **why)
     if (!text)
         *why = strerror(errno);
     return text;
+}
+
+char *cfg_locate_input(const char *path)
+{
+    const char *dirs[2] = { getenv("SIMTRAIN_DATA"), cfg_data_dir() };
+    struct stat st;
+
+    if (path[0] == '/' || stat(path, &st) == 0 || errno != ENOENT)
+        return xstrdup(path);
+    for (size_t i = 0; i < ARRAY_LEN(dirs); i++) {
+        char *cand;
+        if (!dirs[i] || !*dirs[i])
+            continue;
+        cand = xasprintf("%s/%s", dirs[i], path);
+        if (stat(cand, &st) == 0)
+            return cand;
+        free(cand);
+    }
+    return NULL;
 }
 
 /* ---- paths ------------------------------------------------------------------------------- */

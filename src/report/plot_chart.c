@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/paths.h"
 #include "base/util.h"
 
 const char *const chart_tcat_color[TC_COUNT] = {
@@ -82,14 +83,11 @@ int chart_close_dat(FILE *f, const char *dir, const char *name)
 
 /* ---- gnuplot ------------------------------------------------------------------------- */
 
-/* plots/NAME.gp under $SIMTRAIN_DATA, else the built-in data directory, else "."; or NULL. */
+/* plots/NAME.gp under $SIMTRAIN_DATA, else the data directory (paths.h), else "."; or NULL. */
 static char *script_path(const char *name)
 {
-    const char *dirs[3] = { getenv("SIMTRAIN_DATA"), NULL, "." };
+    const char *dirs[3] = { getenv("SIMTRAIN_DATA"), paths_data_dir(), "." };
 
-#ifdef SIMTRAIN_DATA_DIR
-    dirs[1] = SIMTRAIN_DATA_DIR;
-#endif
     for (size_t i = 0; i < ARRAY_LEN(dirs); i++) {
         char *path;
         if (!dirs[i] || !*dirs[i])
