@@ -12,7 +12,16 @@ clang-format --dry-run --Werror src/*/*.c src/*/*.h tests/*.c tests/*.h tests/be
 echo "== build (-Werror) and test =="
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIMTRAIN_WERROR=ON >/dev/null
 cmake --build build -j "$jobs"
+# No test may write into the source tree (a file left, or created and removed, changes a
+# directory's time): compare with a marker touched just before the tests.
+touch build/.before-tests
 ctest --test-dir build --output-on-failure -j "$jobs"
+written=$(find . \( -path ./build -o -path ./build-asan -o -path ./.git \) -prune -o \
+    -newer build/.before-tests -print)
+if [ -n "$written" ]; then
+    echo "tests wrote into the source tree: $written"
+    exit 1
+fi
 
 echo "== install to a temporary prefix, run the flagship from / =="
 sh tests/cli/install.sh build/simtrain

@@ -4,7 +4,7 @@
 # root: tests/cli/write_errors.sh path/to/simtrain
 set -u
 bin=${1:?usage: tests/cli/write_errors.sh SIMTRAIN}
-[ -w /dev/full ] || { echo "skip: no /dev/full"; exit 0; }
+[ -w /dev/full ] || { echo "write_errors: skipped (no /dev/full)"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
