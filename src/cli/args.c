@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/diag.h"
+#include "base/files.h"
 #include "base/util.h"
 #include "config/config.h"
 #include "config/schema.h"
@@ -411,6 +412,31 @@ enum cli_result cli_usage_error(const struct cli_command *cmd, const char *fmt, 
     fputc('\n', stderr);
     cli_usage(cmd, stderr);
     return CLI_ERROR;
+}
+
+int cli_check_outputs(const struct cli_command *cmd, const char *const *files, size_t nfiles,
+                      const char *const *dirs, size_t ndirs)
+{
+    char msg[600];
+
+    if (files_check_output("-", msg, sizeof(msg)) != 0)
+        goto refused;
+    for (size_t i = 0; i < nfiles; i++) {
+        if (files[i] && files_check_output(files[i], msg, sizeof(msg)) != 0)
+            goto refused;
+        for (size_t j = 0; j < i && files[i] && strcmp(files[i], "-") != 0; j++)
+            if (files[j] && strcmp(files[i], files[j]) == 0) {
+                snprintf(msg, sizeof(msg), "'%s' is named for two outputs", files[i]);
+                goto refused;
+            }
+    }
+    for (size_t i = 0; i < ndirs; i++)
+        if (dirs[i] && files_check_dir(dirs[i], msg, sizeof(msg)) != 0)
+            goto refused;
+    return 0;
+refused:
+    fprintf(stderr, "%s: error: %s\n", cli_prog(cmd), msg);
+    return -1;
 }
 
 /* ---- shared value parsers ---------------------------------------------------------------- */

@@ -119,6 +119,16 @@ void cli_print_options(const struct cli_command *cmd, FILE *f);
 enum cli_result cli_usage_error(const struct cli_command *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/*
+ * Refuse, before any work is done, outputs that would overwrite an input of
+ * the run or cannot be written: each non-NULL entry of files[] (a path, or
+ * "-"), of dirs[] (a --plot directory: it, or its parent, must exist) and
+ * standard output itself. Call it once the inputs are read. 0, or -1 with
+ * "PROG: error: ..." printed (the command then exits with status 1).
+ */
+int cli_check_outputs(const struct cli_command *cmd, const char *const *files, size_t nfiles,
+                      const char *const *dirs, size_t ndirs);
+
 /* "simtrain" or "simtrain CMD", the prefix of every message of the command. */
 const char *cli_prog(const struct cli_command *cmd);
 

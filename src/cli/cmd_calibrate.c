@@ -9,21 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/files.h"
 #include "cli/cmd.h"
 #include "config/config.h"
 #include "fit/calibrate.h"
 
 /* ---- command line ----------------------------------------------------------- */
-
-/* hardware/H.yaml -> hardware/calibration/NAME.yaml; the caller frees the result. */
-static char *default_output(const struct hardware *hw, const char *name)
-{
-    const char *slash = hw->path ? strrchr(hw->path, '/') : NULL;
-
-    if (!slash)
-        return xasprintf("hardware/calibration/%s.yaml", name);
-    return xasprintf("%.*s/calibration/%s.yaml", (int)(slash - hw->path), hw->path, name);
-}
 
 static const char *dtype_name_i(int i)
 {
@@ -44,8 +35,8 @@ static const struct cli_opt calibrate_opts[] = {
     { "--hardware", 0, "H", "the hardware the measurements were taken on, by name or path",
       .kind = CLI_STRING, .offset = OFF(hardware) },
     { "--output", 0, "FILE",
-      "write the calibration to FILE (- for standard output; default "
-      "hardware/calibration/H.yaml beside the hardware file)",
+      "write the calibration file to FILE (default: standard output, with the fit's summary on "
+      "standard error); never over an input of the run, such as H's own calibration",
       .kind = CLI_STRING, .offset = OFF(output) },
     { "--dtype", 0, "DT", "the GEMM dtype whose gemm_max the simulator uses (default bf16)",
       .kind = CLI_CHOICE, .offset = OFF(dtype), .choice_name = dtype_name_i, .nchoices = DT_COUNT },
@@ -67,8 +58,9 @@ const struct cli_command cmd_calibrate_spec = {
                 "simtrain calibrate MEASUREMENTS.csv --hardware H --check [--markdown]",
     .about = "Fits the cost-model parameters of hardware H to kernel measurements (format:\n"
              "src/kernels/README.md): GEMM, attention and memory-bound efficiencies, launch\n"
-             "latency and alpha-beta figures per collective, and writes the calibration file\n"
-             "(--for: e.g. A100 40GB from A100 80GB measurements).\n",
+             "latency and alpha-beta figures per collective, and writes the calibration file to\n"
+             "--output or standard output (--for: e.g. A100 40GB from A100 80GB measurements).\n"
+             "To regenerate a shipped calibration, write a new file and move it over the old.\n",
     .opts = calibrate_opts,
     .nopts = ARRAY_LEN(calibrate_opts),
     .positional = OFF(pos),
@@ -92,18 +84,20 @@ static int parse_args(int argc, char **argv, struct calibrate_args *a)
     return pr;
 }
 
+/*
+ * Write the calibration file to --output, or to standard output without it. The command
+ * recorded in the file (without --output) regenerates it.
+ */
 static int write_calibration(const struct calibrate_args *a, const struct hardware *hw,
                              const struct meas_set *ms, const struct calib_result *r)
 {
-    char *path =
-        a->output ? xstrdup(a->output) : default_output(hw, a->for_name ? a->for_name : hw->name);
+    const char *path = a->output ? a->output : "-";
     char *command = xasprintf("simtrain calibrate %s --hardware %s%s%s%s%s%s", a->csv, a->hardware,
                               a->dtype >= 0 ? " --dtype " : "",
                               a->dtype >= 0 ? dtype_name((enum dtype)a->dtype) : "",
                               a->for_name ? " --for " : "", a->for_name ? a->for_name : "",
                               a->no_collectives ? " --no-collectives" : "");
-    bool to_stdout = !strcmp(path, "-");
-    FILE *f = to_stdout ? stdout : fopen(path, "w");
+    FILE *f = files_open_output(path);
     int rc = 0;
 
     if (!f) {
@@ -112,15 +106,15 @@ static int write_calibration(const struct calibrate_args *a, const struct hardwa
         rc = -1;
     } else {
         calib_write_yaml(hw, a->for_name, ms, r, command, f);
-        if (!to_stdout && fclose(f)) {
-            fprintf(stderr, "simtrain calibrate: error: cannot write '%s'\n", path);
+        if (files_close_output(f) != 0) {
+            fprintf(stderr, "simtrain calibrate: error: cannot write '%s': %s\n", path,
+                    strerror(errno));
             rc = -1;
-        } else if (!to_stdout) {
+        } else if (f != stdout) {
             printf("wrote %s\n", path);
         }
     }
     free(command);
-    free(path);
     return rc;
 }
 
@@ -142,7 +136,8 @@ int cmd_calibrate(int argc, char **argv)
     hw = cfg_load_hardware(a.hardware, stderr);
     if (!hw)
         return 1;
-    if (calib_read(a.csv, &ms, stderr)) {
+    if (calib_read(a.csv, &ms, stderr) ||
+        cli_check_outputs(&cmd_calibrate_spec, &a.output, 1, NULL, 0) != 0) {
         calib_release(&ms);
         cfg_free_hw(hw);
         return 1;
@@ -152,7 +147,8 @@ int cmd_calibrate(int argc, char **argv)
     } else if (calib_fit(hw, &ms, &opt, &r, stderr)) {
         rc = 1;
     } else {
-        calib_print_summary(hw, &r, a.output && !strcmp(a.output, "-") ? stderr : stdout);
+        /* the summary beside the file, or on stderr when the file goes to standard output */
+        calib_print_summary(hw, &r, !a.output || !strcmp(a.output, "-") ? stderr : stdout);
         rc = write_calibration(&a, hw, &ms, &r) ? 1 : 0;
         calib_result_release(&r);
     }

@@ -255,6 +255,10 @@ static int run_table(const struct opts *o)
 
     if (!hw)
         return 1;
+    if (cli_check_outputs(&cmd_collective_spec, NULL, 0, &o->plot, 1) != 0) {
+        cfg_free_hw(hw);
+        return 1;
+    }
     use = *hw;
     if (o->no_calibration)
         use.ncoll_cal = 0;

@@ -70,6 +70,10 @@ int cmd_memory(int argc, char **argv)
     }
     path = a.pos.items[0];
     s = cfg_load_scenario(path, a.set.ovr, a.set.n, stderr);
+    if (s && cli_check_outputs(&cmd_memory_spec, NULL, 0, NULL, 0) != 0) {
+        cfg_free(s);
+        s = NULL;
+    }
     if (!s) {
         cli_release(&cmd_memory_spec, &a);
         return 1;

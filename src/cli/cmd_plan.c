@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "base/files.h"
 #include "cli/cmd.h"
 #include "whatif/plan.h"
 #include "report/plot.h"
@@ -128,7 +129,7 @@ static int parse(int argc, char **argv, struct plan_args *a)
 static int write_file(const char *path, const char *scenario, const struct plan_result *r, int top,
                       bool json)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    FILE *f = files_open_output(path);
     int rc;
 
     if (!f) {
@@ -136,7 +137,7 @@ static int write_file(const char *path, const char *scenario, const struct plan_
         return -1;
     }
     rc = json ? plan_write_json(scenario, r, top, f) : plan_write_csv(r, f);
-    if ((f != stdout && fclose(f) != 0) || rc != 0) {
+    if (files_close_output(f) != 0 || rc != 0) {
         fprintf(stderr, "simtrain plan: error: cannot write '%s': %s\n", path, strerror(errno));
         return -1;
     }
@@ -151,6 +152,10 @@ static int run_merge(const struct plan_args *a)
 
     if (plan_merge(a->pos.items, a->pos.n, a->o.objective, &c, &n, msg, sizeof(msg)) != 0) {
         fprintf(stderr, "simtrain plan: error: %s\n", msg);
+        return 1;
+    }
+    if (cli_check_outputs(&cmd_plan_spec, NULL, 0, NULL, 0) != 0) {
+        free(c);
         return 1;
     }
     plan_print_merged(stdout, c, n, a->pos.n, a->o.top);
@@ -177,6 +182,11 @@ int cmd_plan(int argc, char **argv)
     }
     path = a.pos.items[0];
     s = cfg_load_scenario(path, a.set.ovr, a.set.n, stderr);
+    if (s && cli_check_outputs(&cmd_plan_spec, (const char *const[]){ a.csv, a.json }, 2, &a.plot,
+                               1) != 0) {
+        cfg_free(s);
+        s = NULL;
+    }
     if (!s) {
         cli_release(&cmd_plan_spec, &a);
         return 1;

@@ -134,8 +134,15 @@ int cmd_run(int argc, char **argv)
         return cli_exit_status(pr);
     }
     s = cfg_load_scenario(a.pos.items[0], a.set.ovr, a.set.n, stderr);
-    if (!s || sim_options(&a, s, &opts) != 0) {
-        status = s ? 2 : 1;
+    if (!s || cli_check_outputs(&cmd_run_spec, (const char *const[]){ a.json, a.trace }, 2, &a.plot,
+                                1) != 0) {
+        status = 1;
+        cfg_free(s);
+        cli_release(&cmd_run_spec, &a);
+        return status;
+    }
+    if (sim_options(&a, s, &opts) != 0) {
+        status = 2;
         cfg_free(s);
         cli_release(&cmd_run_spec, &a);
         return status;

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/files.h"
 #include "cli/cmd.h"
 #include "report/plot.h"
 #include "report/report.h"
@@ -99,11 +100,6 @@ static int parse(int argc, char **argv, struct sweep_args *a)
 
 /* ---- the command ---------------------------------------------------------------------- */
 
-static FILE *open_out(const char *path)
-{
-    return strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-}
-
 static int write_outputs(const struct sweep_args *a, const struct sweep *sw,
                          const struct sweep_point *pts, long n)
 {
@@ -117,8 +113,8 @@ static int write_outputs(const struct sweep_args *a, const struct sweep *sw,
         FILE *f;
         if (!outs[i].path)
             continue;
-        f = open_out(outs[i].path);
-        if (!f || outs[i].fn(sw, pts, n, f) != 0 || (f != stdout && fclose(f) != 0)) {
+        f = files_open_output(outs[i].path);
+        if (!f || outs[i].fn(sw, pts, n, f) != 0 || files_close_output(f) != 0) {
             fprintf(stderr, "simtrain sweep: error: cannot write '%s': %s\n", outs[i].path,
                     strerror(errno));
             rc = 1;
@@ -132,16 +128,25 @@ static int write_outputs(const struct sweep_args *a, const struct sweep *sw,
     return rc;
 }
 
+/* The outputs may be written (not an input, parent directory there): 0, or -1 with a message. */
+static int check_outputs(const struct sweep_args *a)
+{
+    return cli_check_outputs(&cmd_sweep_spec, (const char *const[]){ a->csv, a->json }, 2, &a->plot,
+                             1);
+}
+
 static int run_merge(struct sweep_args *a)
 {
     struct sweep sw;
     struct sweep_point *pts;
     long n;
-    char msg[512];
+    char msg[512] = "";
     int rc;
 
-    if (sweep_merge(a->pos.items, a->pos.n, &sw, &pts, &n, msg, sizeof(msg)) != 0) {
-        fprintf(stderr, "simtrain sweep: error: %s\n", msg);
+    if (sweep_merge(a->pos.items, a->pos.n, &sw, &pts, &n, msg, sizeof(msg)) != 0 ||
+        check_outputs(a) != 0) {
+        if (msg[0])
+            fprintf(stderr, "simtrain sweep: error: %s\n", msg);
         sweep_release(&sw);
         free(pts);
         return 1;
@@ -171,6 +176,11 @@ static int run_sweep(struct sweep_args *a)
             cfg_free(s);
             return 1;
         }
+    if (check_outputs(a) != 0) {
+        sweep_release(&sw);
+        cfg_free(s);
+        return 1;
+    }
     pts = xcalloc((size_t)sw.npoints, sizeof(*pts));
     if (a->mpi) {
         root = sweep_run_mpi(&sw, pts, msg, sizeof(msg));

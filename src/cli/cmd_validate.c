@@ -57,7 +57,8 @@ int cmd_validate(int argc, char **argv)
         return cli_exit_status(pr);
     }
     csv = a.pos.items[0];
-    if (validate_file(csv, NULL, &rep, stderr)) {
+    if (validate_file(csv, NULL, &rep, stderr) ||
+        cli_check_outputs(&cmd_validate_spec, &a.json, 1, &a.plot, 1) != 0) {
         validate_release(&rep);
         cli_release(&cmd_validate_spec, &a);
         return 1;

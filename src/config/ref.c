@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/files.h"
 #include "base/paths.h"
 #include "config/schema.h"
 
@@ -29,25 +30,7 @@ const char *cfg_data_dir(void)
  */
 char *cfg_read_file(const char *path, size_t *len, const char **why)
 {
-    struct stat st;
-    char *text;
-
-    if (stat(path, &st) != 0) {
-        *why = strerror(errno);
-        return NULL;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        *why = "not a regular file";
-        return NULL;
-    }
-    if (st.st_size > MAX_FILE_BYTES) {
-        *why = "larger than 16 MiB";
-        return NULL;
-    }
-    text = read_file(path, len);
-    if (!text)
-        *why = strerror(errno);
-    return text;
+    return files_read_input(path, MAX_FILE_BYTES, len, why);
 }
 
 char *cfg_locate_input(const char *path)

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/files.h"
 #include "report/plot_chart.h"
 
 /* ---- text and Markdown ---------------------------------------------------------- */
@@ -193,16 +194,15 @@ static void json_document(FILE *f, const struct validate_report *r)
 
 int validate_write_json(const struct validate_report *r, const char *path, FILE *diag)
 {
-    bool to_stdout = !strcmp(path, "-");
-    FILE *f = to_stdout ? stdout : fopen(path, "w");
+    FILE *f = files_open_output(path);
 
     if (!f) {
         fprintf(diag, "simtrain validate: error: cannot write '%s': %s\n", path, strerror(errno));
         return -1;
     }
     json_document(f, r);
-    if (!to_stdout && fclose(f)) {
-        fprintf(diag, "simtrain validate: error: cannot write '%s'\n", path);
+    if (files_close_output(f) != 0) {
+        fprintf(diag, "simtrain validate: error: cannot write '%s': %s\n", path, strerror(errno));
         return -1;
     }
     return 0;

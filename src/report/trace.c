@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/files.h"
 #include "report/report.h"
 
 static void us(FILE *f, sim_time ns)
@@ -87,7 +88,7 @@ static void memory(FILE *f, const struct run *r)
 
 int trace_write(const char *path, const struct run *r)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    FILE *f = files_open_output(path);
     int first = 1;
 
     if (!f)
@@ -97,7 +98,5 @@ int trace_write(const char *path, const struct run *r)
     tasks(f, r);
     memory(f, r);
     fputs("\n]}\n", f);
-    if (f != stdout)
-        return fclose(f) == 0 ? 0 : -1;
-    return 0;
+    return files_close_output(f);
 }
