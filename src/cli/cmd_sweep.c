@@ -26,7 +26,7 @@ struct sweep_args {
     struct cli_list vary; /* KEY=V1,V2,... */
     const char *csv, *json, *plot;
     struct cli_shard shard;
-    bool weak, mpi, quiet, merge;
+    bool weak, mpi, quiet, merge, force;
     struct cli_overrides set;
 };
 
@@ -51,6 +51,8 @@ static const struct cli_opt sweep_opts[] = {
       .expect = "K/N with 0 <= K < N" },
     { "--mpi", 0, NULL, "split the points across MPI ranks (mpirun -np N simtrain sweep ...)",
       .kind = CLI_FLAG, .offset = OFF(mpi) },
+    { "--force", 0, NULL, "run a sweep of more than 10,000 points (each point is a simulation)",
+      .kind = CLI_FLAG, .offset = OFF(force) },
     { "--merge", 0, NULL,
       "join the CSV files of shards given as arguments and recompute the "
       "efficiencies",
@@ -70,7 +72,10 @@ const struct cli_command cmd_sweep_spec = {
              "dp follows (GPUs / (tp * pp * cp)) unless an axis sets it;\n"
              "--weak also grows the global batch with the GPU count. --shard K/N evaluates only\n"
              "points i with i % N == K (job arrays); --merge joins the shards' CSV files and\n"
-             "recomputes the efficiencies; --mpi splits the points across MPI ranks.\n",
+             "recomputes the efficiencies; --mpi splits the points across MPI ranks.\n"
+             "The number of points is printed first (on stderr); more than 10,000 need --force.\n"
+             "Rows are written as the points finish (the text table, CSV and JSON), with a\n"
+             "progress line per point when stderr is a terminal.\n",
     .opts = sweep_opts,
     .nopts = ARRAY_LEN(sweep_opts),
     .positional = OFF(pos),
@@ -100,39 +105,92 @@ static int parse(int argc, char **argv, struct sweep_args *a)
 
 /* ---- the command ---------------------------------------------------------------------- */
 
-static int write_outputs(const struct sweep_args *a, const struct sweep *sw,
-                         const struct sweep_point *pts, long n)
-{
-    int rc = 0;
-    struct {
-        const char *path;
-        int (*fn)(const struct sweep *, const struct sweep_point *, long, FILE *);
-    } outs[] = { { a->csv, sweep_write_csv }, { a->json, sweep_write_json } };
-
-    for (size_t i = 0; i < ARRAY_LEN(outs); i++) {
-        FILE *f;
-        if (!outs[i].path)
-            continue;
-        f = files_open_output(outs[i].path);
-        if (!f || outs[i].fn(sw, pts, n, f) != 0 || files_close_output(f) != 0) {
-            fprintf(stderr, "simtrain sweep: error: cannot write '%s': %s\n", outs[i].path,
-                    strerror(errno));
-            rc = 1;
-        }
-    }
-    if (!a->quiet && !(a->csv && strcmp(a->csv, "-") == 0) &&
-        !(a->json && strcmp(a->json, "-") == 0))
-        sweep_print(sw, pts, n, stdout);
-    if (a->plot && a->shard.n == 1 && plot_sweep(a->plot, sw, pts, n) < 0)
-        rc = 1;
-    return rc;
-}
-
 /* The outputs may be written (not an input, parent directory there): 0, or -1 with a message. */
 static int check_outputs(const struct sweep_args *a)
 {
     return cli_check_outputs(&cmd_sweep_spec, (const char *const[]){ a->csv, a->json }, 2, &a->plot,
                              1);
+}
+
+/* The open outputs of a sweep; a failed open is reported and counted in *rc. */
+struct outputs {
+    FILE *csv, *json;
+    struct sweep_writer w;
+};
+
+static FILE *open_one(const char *path, int *rc)
+{
+    FILE *f;
+
+    if (!path)
+        return NULL;
+    f = files_open_output(path);
+    if (!f) {
+        fprintf(stderr, "simtrain sweep: error: cannot write '%s': %s\n", path, strerror(errno));
+        *rc = 1;
+    }
+    return f;
+}
+
+static int open_outputs(const struct sweep_args *a, const struct sweep *sw, struct outputs *o)
+{
+    int rc = 0;
+
+    memset(o, 0, sizeof(*o));
+    o->csv = open_one(a->csv, &rc);
+    o->json = open_one(a->json, &rc);
+    if (rc != 0) {
+        if (o->csv)
+            files_close_output(o->csv);
+        if (o->json)
+            files_close_output(o->json);
+        return -1;
+    }
+    o->w.csv = o->csv;
+    o->w.json = o->json;
+    if (!a->quiet && !(a->csv && strcmp(a->csv, "-") == 0) &&
+        !(a->json && strcmp(a->json, "-") == 0))
+        o->w.text = stdout;
+    o->w.keep = a->plot && a->shard.n == 1; /* the charts need every point */
+    sweep_writer_begin(&o->w, sw);
+    return 0;
+}
+
+static int close_one(FILE *f, const char *path)
+{
+    if (f && files_close_output(f) != 0) {
+        fprintf(stderr, "simtrain sweep: error: cannot write '%s': %s\n", path, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+/* Footers, close (a lost write is an error), then the charts from the kept points. */
+static int close_outputs(const struct sweep_args *a, const struct sweep *sw, struct outputs *o)
+{
+    int rc = 0;
+
+    sweep_writer_end(&o->w, sw);
+    rc |= close_one(o->csv, a->csv);
+    rc |= close_one(o->json, a->json);
+    if (o->w.keep && plot_sweep(a->plot, sw, o->w.kept, o->w.nkept) < 0)
+        rc = 1;
+    sweep_writer_release(&o->w);
+    return rc;
+}
+
+/* Write points the sweep holds whole (a merge, an MPI gather): the efficiencies, then a row each.
+ */
+static int write_all(const struct sweep_args *a, const struct sweep *sw, struct sweep_point *pts,
+                     long n)
+{
+    struct outputs o;
+
+    if (open_outputs(a, sw, &o) != 0)
+        return 1;
+    for (long i = 0; i < n; i++)
+        sweep_writer_point(&o.w, sw, &pts[i]);
+    return close_outputs(a, sw, &o);
 }
 
 static int run_merge(struct sweep_args *a)
@@ -152,19 +210,76 @@ static int run_merge(struct sweep_args *a)
         return 1;
     }
     sweep_efficiency(&sw, pts, n);
-    rc = write_outputs(a, &sw, pts, n);
+    rc = write_all(a, &sw, pts, n);
     sweep_release(&sw);
     free(pts);
     return rc;
+}
+
+/* "6 points (3 x 2)" up front, and the limit unless --force; 0, or -1 with the message printed. */
+static int announce(const struct sweep_args *a, const struct sweep *sw)
+{
+    char shape[160] = "";
+    size_t len = 0;
+
+    for (int i = 0; i < sw->naxes && len < sizeof(shape) - 16; i++)
+        len += (size_t)snprintf(shape + len, sizeof(shape) - len, "%s%d", i ? " x " : "",
+                                sw->axes[i].nvalues);
+    if (sw->npoints > SWEEP_DEFAULT_LIMIT && !a->force) {
+        fprintf(stderr,
+                "simtrain sweep: error: %ld points (%s) exceed the limit of %ld: each point is "
+                "a simulation; narrow the axes, split the sweep with --shard K/N, or pass "
+                "--force\n",
+                sw->npoints, shape, SWEEP_DEFAULT_LIMIT);
+        return -1;
+    }
+    if (a->quiet)
+        return 0;
+    fprintf(stderr, "simtrain sweep: %ld point%s (%s)", sw->npoints, sw->npoints == 1 ? "" : "s",
+            shape);
+    if (a->shard.n > 1)
+        fprintf(stderr, ", shard %d/%d evaluates %ld", a->shard.k, a->shard.n,
+                (sw->npoints - a->shard.k + a->shard.n - 1) / a->shard.n);
+    fputs(a->mpi ? ", split across the MPI ranks\n" : "\n", stderr);
+    return 0;
+}
+
+static int run_mpi(const struct sweep_args *a, const struct sweep *sw)
+{
+    struct sweep_point *pts = xcalloc((size_t)sw->npoints, sizeof(*pts));
+    char msg[512];
+    int rc = 0, root = sweep_run_mpi(sw, pts, msg, sizeof(msg));
+
+    if (root < 0) {
+        fprintf(stderr, "simtrain sweep: error: %s\n", msg);
+        rc = 1;
+    } else if (root == 1) { /* rank 0 holds every point */
+        sweep_efficiency(sw, pts, sw->npoints);
+        rc = write_all(a, sw, pts, sw->npoints);
+    }
+    free(pts);
+    return rc;
+}
+
+static int run_stream(const struct sweep_args *a, const struct sweep *sw)
+{
+    struct sweep_sink sink = { sweep_writer_point, NULL };
+    struct outputs o;
+
+    if (open_outputs(a, sw, &o) != 0)
+        return 1;
+    sink.ctx = &o.w;
+    sweep_stream(sw, a->shard.k, a->shard.n, &sink,
+                 !a->quiet && isatty(STDERR_FILENO) ? stderr : NULL);
+    return close_outputs(a, sw, &o);
 }
 
 static int run_sweep(struct sweep_args *a)
 {
     struct scenario *s = cfg_load_scenario(a->pos.items[0], a->set.ovr, a->set.n, stderr);
     struct sweep sw;
-    struct sweep_point *pts;
     char msg[512];
-    int rc = 0, root = 1;
+    int rc;
 
     if (!s)
         return 1;
@@ -176,28 +291,11 @@ static int run_sweep(struct sweep_args *a)
             cfg_free(s);
             return 1;
         }
-    if (check_outputs(a) != 0) {
-        sweep_release(&sw);
-        cfg_free(s);
-        return 1;
-    }
-    pts = xcalloc((size_t)sw.npoints, sizeof(*pts));
-    if (a->mpi) {
-        root = sweep_run_mpi(&sw, pts, msg, sizeof(msg));
-        if (root < 0) {
-            fprintf(stderr, "simtrain sweep: error: %s\n", msg);
-            rc = 1;
-        }
-    } else {
-        sweep_run(&sw, a->shard.k, a->shard.n, pts,
-                  !a->quiet && isatty(STDERR_FILENO) ? stderr : NULL);
-    }
-    if (root == 1) {
-        if (a->shard.n == 1)
-            sweep_efficiency(&sw, pts, sw.npoints);
-        rc = write_outputs(a, &sw, pts, sw.npoints);
-    }
-    free(pts);
+    sweep_note_inputs(&sw); /* the files reference axes name, before outputs are opened */
+    if (announce(a, &sw) != 0 || check_outputs(a) != 0)
+        rc = 1;
+    else
+        rc = a->mpi ? run_mpi(a, &sw) : run_stream(a, &sw);
     sweep_release(&sw);
     cfg_free(s);
     return rc;
