@@ -77,7 +77,8 @@ static void test_bench_place(void **state)
     cfg_free_hw(hw);
 }
 
-/* Placements the nodes cannot hold are refused with the reason. */
+/* Placements the nodes cannot hold, and algorithms the hardware lacks, are refused with the
+ * reason and the option at fault. */
 static void test_bench_check(void **state)
 {
     struct hardware *box = load_hw("tiny-box"), *pcie = load_hw("tiny-pcie");
@@ -91,6 +92,18 @@ static void test_bench_check(void **state)
     assert_int_equal(bench_check(box, 12, 5, ALGO_AUTO, msg, sizeof(msg)), -1);
     assert_int_equal(bench_check(pcie, 8, 0, ALGO_AUTO, msg, sizeof(msg)), -1);
     assert_string_equal(msg, "'tiny-pcie' has no network: at most 4 GPUs on one node");
+    /* filling nodes in order, 12 GPUs would be 2 nodes of 6: the split must be asked for */
+    assert_int_equal(bench_check(box, 12, 0, ALGO_AUTO, msg, sizeof(msg)), -1);
+    assert_string_equal(msg, "--gpus 12 is not a whole number of 8-GPU nodes: give --nodes M to "
+                             "place 12/M GPUs on each of M nodes");
+    assert_int_equal(bench_check(box, 12, 2, ALGO_AUTO, msg, sizeof(msg)), 0);
+    assert_int_equal(bench_check(box, 4, 0, ALGO_AUTO, msg, sizeof(msg)), 0); /* part of a node */
+    /* NVLS needs NVSwitch and Hopper, as the scenario loader requires (coll_algo_available) */
+    assert_int_equal(bench_check(box, 8, 0, ALGO_NVLS, msg, sizeof(msg)), 0);
+    assert_int_equal(bench_check(pcie, 4, 0, ALGO_NVLS, msg, sizeof(msg)), -1);
+    assert_string_equal(msg, "--algo nvls needs an NVSwitch system of the Hopper generation or "
+                             "later, which 'tiny-pcie' is not");
+    assert_int_equal(bench_check(pcie, 4, 0, ALGO_RING, msg, sizeof(msg)), 0);
     cfg_free_hw(box);
     cfg_free_hw(pcie);
 }

@@ -82,8 +82,9 @@ static const struct cli_opt collective_opts[] = {
       .kind = CLI_STRING, .offset = OFF(hardware) },
     { "--op", 0, "OP", "the collective (default all_reduce)", .kind = CLI_CHOICE, .offset = OFF(op),
       .choice_name = op_name_i, .nchoices = COLL_OP_COUNT },
-    { "--gpus", 0, "N", "GPUs in the group (default: one node's)", .kind = CLI_INT,
-      .offset = OFF(gpus), .min = 1, .max = 1000000 },
+    { "--gpus", 0, "N",
+      "GPUs in the group (default: every GPU of the nodes, one node's without --nodes)",
+      .kind = CLI_INT, .offset = OFF(gpus), .min = 1, .max = 1000000 },
     { "--nodes", 0, "M", "spread the GPUs over M nodes, N/M on each (default: fill nodes in order)",
       .kind = CLI_INT, .offset = OFF(nodes), .min = 1, .max = 1000000 },
     { "--sizes", 0, "MIN:MAX",
@@ -170,9 +171,9 @@ static void print_header(const struct hardware *hw, const struct opts *o,
                         : o->bench.op,
                     0, &m);
     coll_estimate(hw, &o->bench.nccl, g, o->bench.op, o->sizes.max_bytes, &c);
-    fprintf(out, "# simtrain collective: %s on %s, %d GPUs = %d node%s x %d%s\n",
-            coll_op_name(o->bench.op), hw->name ? hw->name : "?", g->nranks, g->nnodes,
-            g->nnodes > 1 ? "s" : "", g->ppn,
+    fprintf(out, "# simtrain collective: %s on %s, %d GPU%s = %d node%s x %d%s\n",
+            coll_op_name(o->bench.op), hw->name ? hw->name : "?", g->nranks,
+            g->nranks == 1 ? "" : "s", g->nnodes, g->nnodes > 1 ? "s" : "", g->ppn,
             g->nnodes > 1 ? (g->rail_aligned ? ", rail-aligned" : ", not rail-aligned") : "");
     fprintf(out, "# path: %s\n", c.path);
     if (g->nranks > 1) {
@@ -251,7 +252,7 @@ static int run_table(const struct opts *o)
     double s, *xs = NULL, *ys = NULL;
     size_t cap_x = 0, cap_y = 0;
     char msg[256];
-    int n = 0, rc = 0, nx = 0, last;
+    int n = 0, rc = 0, nx = 0, last, gpus;
 
     if (!hw)
         return 1;
@@ -262,13 +263,14 @@ static int run_table(const struct opts *o)
     use = *hw;
     if (o->no_calibration)
         use.ncoll_cal = 0;
-    if (bench_check(&use, o->gpus, o->nodes, o->bench.nccl.algo, msg, sizeof(msg)) != 0) {
+    /* without --gpus: every GPU of the nodes, one node's when --nodes is not given either */
+    gpus = o->gpus > 0 ? o->gpus : MAX(use.gpus_per_node, 1) * MAX(o->nodes, 1);
+    if (bench_check(&use, gpus, o->nodes, o->bench.nccl.algo, msg, sizeof(msg)) != 0) {
         fprintf(stderr, "simtrain collective: error: %s\n", msg);
         cfg_free_hw(hw);
         return 1;
     }
-    t = bench_place(&use, o->gpus > 0 ? o->gpus : (use.gpus_per_node > 0 ? use.gpus_per_node : 1),
-                    o->nodes, &g, &last);
+    t = bench_place(&use, gpus, o->nodes, &g, &last);
     print_header(&use, o, &g, t, last, stdout);
     for (s = o->sizes.min_bytes; s <= o->sizes.max_bytes * (1 + 1e-9); s = ceil(s * o->factor)) {
         struct bench_row row;

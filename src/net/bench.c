@@ -27,7 +27,21 @@ int bench_check(const struct hardware *hw, int gpus, int nodes, enum coll_algo a
                  nodes == 1 ? "" : "s", G);
         return -1;
     }
-    (void)algo;
+    /* filling nodes in order, a partial last node would be an uneven group: say how to split */
+    if (nodes == 0 && gpus > G && gpus % G) {
+        snprintf(msg, msglen,
+                 "--gpus %d is not a whole number of %d-GPU nodes: give --nodes M to place %d/M "
+                 "GPUs on each of M nodes",
+                 gpus, G, gpus);
+        return -1;
+    }
+    if (!coll_algo_available(hw, algo)) {
+        snprintf(msg, msglen,
+                 "--algo %s needs an NVSwitch system of the Hopper generation or later, which "
+                 "'%s' is not",
+                 algo_name(algo), hw->name ? hw->name : "?");
+        return -1;
+    }
     return 0;
 }
 

@@ -41,8 +41,8 @@ struct bench_row {
 };
 
 /*
- * Whether a group of `gpus` GPUs (0: one node's) on `nodes` nodes (0: as few
- * as hold them, filled in order) can be placed on hw with `algo` forced:
+ * Whether a group of `gpus` GPUs on `nodes` nodes (0: as few as hold them,
+ * filled in order) can be placed on hw with `algo` forced:
  * 0, or -1 with a message naming the option at fault (--gpus, --nodes,
  * --algo) in msg. The placement needs a network beyond one node and a whole
  * number of GPUs per node; without --nodes, GPUs beyond one node must fill

@@ -324,7 +324,10 @@ int plan_merge(const char *const *paths, int npaths, enum plan_objective objecti
         struct csv_table *t = csv_read_file(paths[k], &err);
         int col[ARRAY_LEN(merge_cols)];
         if (!t) {
-            snprintf(msg, msglen, "%s:%d: %s", paths[k], err.line, err.msg);
+            if (err.line > 0)
+                snprintf(msg, msglen, "%s:%d: %s", paths[k], err.line, err.msg);
+            else
+                snprintf(msg, msglen, "%s", err.msg); /* names the file */
             free(all);
             return -1;
         }

@@ -468,7 +468,10 @@ int sweep_merge(const char *const *paths, int npaths, struct sweep *sw, struct s
         struct csv_table *t = csv_read_file(paths[k], &err);
         int st;
         if (!t) {
-            snprintf(msg, msglen, "%s:%d: %s", paths[k], err.line, err.msg);
+            if (err.line > 0)
+                snprintf(msg, msglen, "%s:%d: %s", paths[k], err.line, err.msg);
+            else
+                snprintf(msg, msglen, "%s", err.msg); /* names the file */
             return -1;
         }
         st = csv_column(t, "status");
