@@ -28,6 +28,14 @@ for f in hardware/dgx-h100.yaml hardware/calibration/dgx-h100.yaml workloads/lla
 done
 if ls "$build"/libsimtrain_mpi.* >/dev/null 2>&1; then
     ls "$prefix"/lib*/simtrain/libsimtrain_mpi.* >/dev/null 2>&1 || fail "MPI module not installed"
+    # the installed binary loads the installed module: without it, it names that path (and
+    # does not fall back to the build tree's)
+    mkdir "$tmp/hidden"
+    mv "$prefix"/lib*/simtrain/libsimtrain_mpi.* "$tmp/hidden/"
+    (cd / && "$prefix/bin/simtrain" sweep scenarios/gpt2_1gpu.yaml --vary training.micro_batch=16 \
+        --mpi -q) >/dev/null 2>"$tmp/err" && fail "installed --mpi ran without its module"
+    grep -q "cannot load the MPI module ($prefix/lib[^)]*/simtrain/libsimtrain_mpi" "$tmp/err" ||
+        fail "installed --mpi: $(cat "$tmp/err")"
 fi
 
 # the flagship from /, by the path it has in the repository
