@@ -16,7 +16,19 @@ sh tests/deps.sh
 echo "== build (-Werror) and test =="
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIMTRAIN_WERROR=ON >/dev/null
 cmake --build build -j "$jobs"
+# No test may write into the source tree (a file left, or created and removed, changes a
+# directory's time): compare with a marker touched just before the tests.
+touch build/.before-tests
 ctest --test-dir build --output-on-failure -j "$jobs"
+written=$(find . \( -path ./build -o -path ./build-asan -o -path ./.git \) -prune -o \
+    -newer build/.before-tests -print)
+if [ -n "$written" ]; then
+    echo "tests wrote into the source tree: $written"
+    exit 1
+fi
+
+echo "== install to a temporary prefix, run the flagship from / =="
+sh tests/cli/install.sh build/simtrain
 
 echo "== ASan + UBSan build and test =="
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSIMTRAIN_WERROR=ON -DSIMTRAIN_SANITIZE=ON \

@@ -10,8 +10,10 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "config/schema.h"
 #include "prog/prog.h"
 #include "run/run.h"
@@ -65,6 +67,36 @@ static inline int test_count_colls(const struct prog *p, int comm, int op)
         if (p->tasks[i].kind == TASK_COLL && p->tasks[i].comm == comm && p->tasks[i].op == op)
             n++;
     return n;
+}
+
+/*
+ * The records of the CSV file at `path`, counted by a slow reference rather than the csv
+ * module: lines ending outside double quotes that hold something, the header included. Fails
+ * the test when the file cannot be read. Tests compare parsed row counts with this instead
+ * of pinning a data file's size.
+ */
+static inline int test_csv_records(const char *path)
+{
+    char *text = read_file(path, NULL);
+    bool quoted = false, content = false;
+    int records = 0;
+
+    if (!text)
+        fail_msg("cannot read '%s'", path);
+    for (const char *p = text;; p++) {
+        if (*p == '"')
+            quoted = !quoted;
+        if ((*p == '\n' && !quoted) || *p == '\0') {
+            records += content;
+            content = false;
+            if (*p == '\0')
+                break;
+        } else if (*p != '\r' && *p != ' ') {
+            content = true;
+        }
+    }
+    free(text);
+    return records;
 }
 
 #endif

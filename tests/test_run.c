@@ -3,6 +3,8 @@
  * Perfetto trace are valid and complete, two runs give identical bytes, the time
  * breakdown adds up to the step time and the memory categories add up to the peak.
  */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp() */
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
@@ -24,6 +27,31 @@ static const char *const scenarios[] = {
     "scenarios/ddp_16gpu_2node.yaml",
     "scenarios/70b_256gpu.yaml",
 };
+
+/* The outputs go to a fresh directory under /tmp, never into the source tree. */
+static char outdir[64];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(outdir, sizeof(outdir), "/tmp/simtrain-run-XXXXXX");
+    return mkdtemp(outdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return rmdir(outdir);
+}
+
+/* outdir/NAME, in a static buffer per slot (0..3). */
+static const char *out_path(int slot, const char *name)
+{
+    static char buf[4][128];
+
+    snprintf(buf[slot], sizeof(buf[slot]), "%s/%s", outdir, name);
+    return buf[slot];
+}
 
 static struct scenario *load(const char *path)
 {
@@ -44,7 +72,7 @@ static char *slurp(const char *path, size_t *len)
 /* The JSON result parses, and its breakdown sums to the step time within rounding. */
 static void test_json_valid_and_consistent(void **state)
 {
-    const char *tmp = "test_run.json";
+    const char *tmp = out_path(0, "test_run.json");
     size_t i;
 
     (void)state;
@@ -137,7 +165,7 @@ static void test_memory_categories_sum(void **state)
  */
 static void test_trace_is_chrome_trace(void **state)
 {
-    const char *tmp = "test_run.trace.json";
+    const char *tmp = out_path(0, "test_run.trace.json");
     struct scenario *s = load("scenarios/ddp_16gpu_2node.yaml");
     struct sim_opts opts = { 0 };
     struct run r;
@@ -182,7 +210,8 @@ static void test_trace_is_chrome_trace(void **state)
 /* Two runs of the same scenario write byte-identical JSON and traces. */
 static void test_deterministic_bytes(void **state)
 {
-    const char *files[2][2] = { { "det_a.json", "det_a.trace" }, { "det_b.json", "det_b.trace" } };
+    const char *files[2][2] = { { out_path(0, "det_a.json"), out_path(1, "det_a.trace") },
+                                { out_path(2, "det_b.json"), out_path(3, "det_b.trace") } };
     size_t i, k, la, lb;
 
     (void)state;
@@ -231,5 +260,5 @@ int main(void)
         cmocka_unit_test(test_trace_is_chrome_trace),
         cmocka_unit_test(test_deterministic_bytes),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, setup, teardown);
 }

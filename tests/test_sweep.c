@@ -340,7 +340,8 @@ static void test_sweep_shards_merge_to_full(void **state)
         free(pk);
         sweep_release(&part);
     }
-    assert_int_equal(sweep_merge(files, 3, &merged, &pm, &n, msg, sizeof(msg)), 0);
+    assert_int_equal(sweep_merge((const char *const *)files, 3, &merged, &pm, &n, msg, sizeof(msg)),
+                     0);
     sweep_efficiency(&merged, pm, n);
     assert_int_equal(n, full.npoints);
     assert_int_equal(merged.naxes, 2);
@@ -357,7 +358,8 @@ static void test_sweep_shards_merge_to_full(void **state)
     files[1] = files[0];
     free(pm);
     sweep_release(&merged);
-    assert_int_equal(sweep_merge(files, 2, &merged, &pm, &n, msg, sizeof(msg)), -1);
+    assert_int_equal(sweep_merge((const char *const *)files, 2, &merged, &pm, &n, msg, sizeof(msg)),
+                     -1);
     assert_non_null(strstr(msg, "twice"));
     free(pm);
     sweep_release(&merged);

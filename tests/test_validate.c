@@ -1,5 +1,7 @@
 /* test_validate.c - runs file parsing, row -> scenario mapping, statistics and output (validate.h).
  */
+#define _POSIX_C_SOURCE 200809L /* mkstemp() */
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,9 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fit/fit.h"
 #include "fit/validate.h"
+#include "support.h"
 
 /* ---- test doubles ---------------------------------------------------------------- */
 
@@ -582,11 +586,14 @@ static void test_validate_json(void **state)
         .ids = { "q\"1" }, .measured = { 10 }, .error_pct = { 1.5 }, .n = 1, .fits = true
     };
     struct validate_report rep;
-    const char *path = "/tmp/simtrain-test-validate.json";
+    char path[] = "/tmp/simtrain-validate-XXXXXX";
     FILE *in;
     char *json;
+    int fd = mkstemp(path);
 
     (void)state;
+    assert_true(fd >= 0);
+    close(fd);
     assert_int_equal(run("id,hardware,num_gpus,layers,hidden,heads,vocab,seq_len,global_batch,"
                          "metric,value\n"
                          "\"q\"\"1\",fake-a100,8,32,4096,32,32000,2048,64,step_time_s,10\n"
@@ -633,7 +640,8 @@ static void test_validate_runs_csv_within_thresholds(void **state)
     (void)state;
     assert_int_equal(
         validate_file(SIMTRAIN_SOURCE_DIR "/tests/validation/runs.csv", NULL, &rep, stderr), 0);
-    assert_int_equal(rep.nrows, 171);
+    assert_int_equal(rep.nrows,
+                     test_csv_records(SIMTRAIN_SOURCE_DIR "/tests/validation/runs.csv") - 1);
     out = tmpfile();
     validate_print(&rep, false, out);
     text = slurp(out);
@@ -709,7 +717,8 @@ static void test_validate_memory_csv_within_10pct(void **state)
     (void)state;
     assert_int_equal(
         validate_file(SIMTRAIN_SOURCE_DIR "/tests/validation/memory.csv", NULL, &rep, stderr), 0);
-    assert_int_equal(rep.nrows, 11);
+    assert_int_equal(rep.nrows,
+                     test_csv_records(SIMTRAIN_SOURCE_DIR "/tests/validation/memory.csv") - 1);
     for (int i = 0; i < rep.nrows; i++) {
         const struct validate_row *r = &rep.rows[i];
 

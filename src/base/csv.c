@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/files.h"
+
 struct parser {
     const char *p, *end;
     int line, col;       /* position of *p, 1-based */
@@ -200,13 +202,14 @@ struct csv_table *csv_parse(const char *text, size_t len, const char *name, stru
 struct csv_table *csv_read_file(const char *path, struct csv_error *err)
 {
     size_t len = 0;
-    char *text = read_file(path, &len);
+    const char *why;
+    char *text = files_read_input(path, CSV_MAX_FILE_BYTES, &len, &why);
     struct csv_table *t;
 
     if (!text) {
         err->line = 0;
         err->col = 0;
-        snprintf(err->msg, sizeof(err->msg), "cannot read '%s': %s", path, strerror(errno));
+        snprintf(err->msg, sizeof(err->msg), "cannot read '%s': %s", path, why);
         return NULL;
     }
     t = csv_parse(text, len, path, err);

@@ -52,7 +52,15 @@ struct csv_error {
  */
 struct csv_table *csv_parse(const char *text, size_t len, const char *name, struct csv_error *err);
 
-/* Read and parse a file; NULL with *err filled (msg names the OS error) on failure. */
+/* CSV inputs are measurement and result tables: a few MiB at most. */
+#define CSV_MAX_FILE_BYTES (64u << 20)
+
+/*
+ * Read and parse a file: a regular file of at most CSV_MAX_FILE_BYTES, noted
+ * as an input of the run (base/files.h). NULL with *err filled (msg says why
+ * it cannot be read: the OS error, "not a regular file", too large) on
+ * failure.
+ */
 struct csv_table *csv_read_file(const char *path, struct csv_error *err);
 
 /* Free a table; NULL is accepted. */

@@ -1,407 +1,103 @@
 /*
  * cmd_calibrate.c - `simtrain calibrate MEASUREMENTS.csv --hardware H`: fit
- * the cost-model parameters (calibrate.c) and write the calibration file, or
- * with --check compare the hardware's current parameters with measurements.
- * The YAML writer, the fit summary and the check report live here too.
+ * the cost-model parameters (fit/calibrate.h) and write the calibration file,
+ * or with --check compare the hardware's current parameters with
+ * measurements. The outputs are fit/calibrate_out.c.
  */
 #include <errno.h>
-#include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/files.h"
+#include "cli/cmd.h"
 #include "config/config.h"
 #include "fit/calibrate.h"
-#include "cli/cmd.h"
-#include "fit/fit.h"
-
-/* ---- output ---------------------------------------------------------------- */
-
-static const char *const kind_label[MEAS_COUNT] = {
-    [MEAS_GEMM] = "gemm",
-    [MEAS_GEMM_BEST] = "gemm (best shape)",
-    [MEAS_ATTN_FLASH] = "attention (flash)",
-    [MEAS_ATTN_STD] = "attention (standard)",
-    [MEAS_MEMBOUND] = "memory-bound",
-    [MEAS_H2D] = "host to device",
-    [MEAS_D2H] = "device to host",
-    [MEAS_D2D] = "device to device",
-    [MEAS_COLL] = "collective",
-};
-
-static void yaml_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fputc('\\', out);
-        if ((unsigned char)*s < 0x20)
-            fputc(' ', out);
-        else
-            fputc(*s, out);
-    }
-    fputc('"', out);
-}
-
-/* The distinct `source` values, joined by "; ", in first-seen order. */
-static void write_sources(FILE *out, const struct meas_set *ms)
-{
-    struct strbuf sb;
-
-    sb_init(&sb);
-    sb_puts(&sb, "");
-    for (int i = 0; i < ms->n; i++) {
-        const char *s = ms->rows[i].source;
-        bool seen = !*s;
-
-        for (int j = 0; j < i && !seen; j++)
-            seen = !strcmp(ms->rows[j].source, s);
-        if (seen)
-            continue;
-        if (sb.len)
-            sb_puts(&sb, "; ");
-        sb_puts(&sb, s);
-    }
-    yaml_string(out, sb.len ? sb.buf : "unknown");
-    sb_release(&sb);
-}
-
-static void write_quality(FILE *out, const char *name, const struct calib_quality *q)
-{
-    fprintf(out,
-            "  %s: {points: %d, r2: %.4f, worst_residual_pct: %.1f, worst_line: %d, note: ", name,
-            q->points, q->r2, 100 * q->worst, q->worst_line);
-    yaml_string(out, q->note);
-    fputs("}\n", out);
-}
-
-void calib_write_yaml(const struct hardware *hw, const char *for_name, const struct meas_set *ms,
-                      const struct calib_result *r, const char *command, FILE *out)
-{
-    const struct efficiency *e = &r->eff;
-    const char *name = for_name ? for_name : hw->name;
-
-    fprintf(out, "# Calibration of %s, written by `simtrain calibrate` (docs/calibration.md).\n",
-            name);
-    if (strcmp(name, hw->name))
-        fprintf(out,
-                "# Fitted against the peaks of %s, where the measurements were taken; the\n"
-                "# fractions carry over to %s (same GPU die and interconnect).\n",
-                hw->name, name);
-    fprintf(out, "# Regenerate instead of editing:\n#   %s\n", command);
-    fprintf(out, "hardware: %s\nsource: ", name);
-    write_sources(out, ms);
-    fputs("\nefficiency:\n", out);
-    if (r->fitted & CAL_GEMM_MAX)
-        fprintf(out, "  gemm_max: %.4f        # %s GEMM, +-%.4f (1 sigma)\n", e->gemm_max,
-                dtype_name(r->gemm_dtype), r->gemm_max_err[r->gemm_dtype]);
-    if (r->fitted & CAL_GEMM_LATENCY)
-        fprintf(out, "  gemm_latency: %.4g us\n", e->gemm_latency / 1e3);
-    if (r->fitted & CAL_TILE)
-        fprintf(out, "  tile_m: %d\n  tile_n: %d\n", e->tile_m, e->tile_n);
-    if (r->fitted & CAL_ATTN_FLASH)
-        fprintf(out, "  attn_flash: %.4f\n", e->attn_flash);
-    if (r->fitted & CAL_ATTN_STANDARD)
-        fprintf(out, "  attn_standard: %.4f\n", e->attn_standard);
-    if (r->fitted & CAL_MEM_BW)
-        fprintf(out, "  mem_bw: %.4f\n", e->mem_bw);
-    if (r->fitted & CAL_LAUNCH)
-        fprintf(out, "  launch: %.4g us\n", e->launch / 1e3);
-    if (r->ncoll && !r->coll_report_only)
-        fputs("collectives:\n", out);
-    for (int i = 0; i < r->ncoll && !r->coll_report_only; i++) {
-        const struct coll_calib *c = &r->coll[i].cal;
-
-        fprintf(out, "  - {op: %s, algo: %s, proto: %s, scope: %s, ", coll_op_name(c->op),
-                algo_name(c->algo), proto_name(c->proto), c->inter_node ? "inter" : "intra");
-        fprintf(out, "latency: %.4g us, bus_bandwidth: %.4g GB/s}\n", c->latency / 1e3,
-                c->bus_bw_Bps / 1e9);
-    }
-    fputs("fit:\n", out);
-    if (r->q_gemm.points) {
-        write_quality(out, "gemm", &r->q_gemm);
-        for (int d = 0; d < DT_COUNT; d++)
-            if (r->gemm_max_dt[d] > 0)
-                fprintf(out, "  gemm_max_%s: %.4f\n", dtype_name((enum dtype)d), r->gemm_max_dt[d]);
-    }
-    if (r->q_attn.points)
-        write_quality(out, "attention", &r->q_attn);
-    if (r->q_mem.points)
-        write_quality(out, "memory", &r->q_mem);
-    for (int i = 0; i < r->ncoll; i++) {
-        char key[96];
-
-        snprintf(key, sizeof(key), "%s_%s_%s_%s", coll_op_name(r->coll[i].cal.op),
-                 algo_name(r->coll[i].cal.algo), proto_name(r->coll[i].cal.proto),
-                 r->coll[i].cal.inter_node ? "inter" : "intra");
-        write_quality(out, key, &r->coll[i].q);
-        if (r->coll_report_only)
-            fprintf(out, "  %s_alpha_beta: {latency: %.4g us, bus_bandwidth: %.4g GB/s}\n", key,
-                    r->coll[i].cal.latency / 1e3, r->coll[i].cal.bus_bw_Bps / 1e9);
-    }
-    if (r->ncoll && r->coll_report_only)
-        fputs(
-            "  collectives_note: \"alpha-beta fits recorded here only (--no-collectives): the NCCL "
-            "model is not overridden\"\n",
-            out);
-    for (int k = 0; k < 3; k++)
-        if (r->host_Bps[k] > 0)
-            fprintf(out, "  %s_bandwidth: %.4g GB/s\n",
-                    k == 0   ? "h2d"
-                    : k == 1 ? "d2h"
-                             : "d2d",
-                    r->host_Bps[k] / 1e9);
-    if (ms->ignored)
-        fprintf(out, "  ignored_rows: %d\n", ms->ignored);
-}
-
-static void print_quality(FILE *out, const char *what, const struct calib_quality *q)
-{
-    if (!q->points) {
-        fprintf(out, "  %-26s %s\n", what, q->note);
-        return;
-    }
-    fprintf(out, "  %-26s %3d rows  R^2 %6.3f  worst %5.1f %% (line %d)  %s\n", what, q->points,
-            q->r2, 100 * q->worst, q->worst_line, q->note);
-}
-
-void calib_print_summary(const struct hardware *hw, const struct calib_result *r, FILE *out)
-{
-    const struct efficiency *e = &r->eff;
-
-    fprintf(out, "%s: fitted parameters\n", hw->name);
-    if (r->fitted & CAL_GEMM_MAX) {
-        fprintf(out, "  gemm_max       %.4f (%s)", e->gemm_max, dtype_name(r->gemm_dtype));
-        for (int d = 0; d < DT_COUNT; d++)
-            if (r->gemm_max_dt[d] > 0)
-                fprintf(out, "  [%s %.4f +- %.4f]", dtype_name((enum dtype)d), r->gemm_max_dt[d],
-                        r->gemm_max_err[d]);
-        fputc('\n', out);
-    }
-    if (r->fitted & CAL_GEMM_LATENCY)
-        fprintf(out, "  gemm_latency   %.3g us, tile %d x %d\n", e->gemm_latency / 1e3, e->tile_m,
-                e->tile_n);
-    if (r->fitted & CAL_ATTN_FLASH)
-        fprintf(out, "  attn_flash     %.4f\n", e->attn_flash);
-    if (r->fitted & CAL_ATTN_STANDARD)
-        fprintf(out, "  attn_standard  %.4f\n", e->attn_standard);
-    if (r->fitted & CAL_MEM_BW)
-        fprintf(out, "  mem_bw         %.4f (%.0f GB/s achieved)\n", e->mem_bw,
-                e->mem_bw * hw->gpu.mem_bw_Bps / 1e9);
-    if (r->fitted & CAL_LAUNCH)
-        fprintf(out, "  launch         %.3g us\n", e->launch / 1e3);
-    for (int i = 0; i < r->ncoll; i++) {
-        const struct coll_calib *c = &r->coll[i].cal;
-
-        fprintf(out, "  %s %s/%s %s: latency %.3g us, bus bandwidth %.1f GB/s%s\n",
-                coll_op_name(c->op), algo_name(c->algo), proto_name(c->proto),
-                c->inter_node ? "inter-node" : "intra-node", c->latency / 1e3, c->bus_bw_Bps / 1e9,
-                r->coll_report_only ? " (recorded under fit: only)" : "");
-    }
-    for (int k = 0; k < 3; k++)
-        if (r->host_Bps[k] > 0)
-            fprintf(out, "  %-14s %.1f GB/s (median achieved)\n", kind_label[MEAS_H2D + k],
-                    r->host_Bps[k] / 1e9);
-    fputs("fit quality (R^2 of achieved rate; worst = largest |t_pred/t_meas - 1|)\n", out);
-    print_quality(out, "gemm", &r->q_gemm);
-    print_quality(out, "attention", &r->q_attn);
-    print_quality(out, "memory-bound", &r->q_mem);
-    for (int i = 0; i < r->ncoll; i++) {
-        char what[64];
-
-        snprintf(what, sizeof(what), "%s %s/%s", coll_op_name(r->coll[i].cal.op),
-                 algo_name(r->coll[i].cal.algo), proto_name(r->coll[i].cal.proto));
-        print_quality(out, what, &r->coll[i].q);
-    }
-}
-
-/* ---- check: current parameters against measurements ----------------------- */
-
-static void format_rate(char *buf, size_t n, const struct measurement *m, double rate)
-{
-    bool flops = m->kind <= MEAS_ATTN_STD;
-
-    if (!(rate > 0))
-        snprintf(buf, n, "-");
-    else
-        snprintf(buf, n, "%.4g %s", rate / (flops ? 1e12 : 1e9),
-                 flops                  ? "TFLOP/s"
-                 : m->kind == MEAS_COLL ? "GB/s bus"
-                                        : "GB/s");
-}
-
-static void format_what(char *buf, size_t n, const struct measurement *m)
-{
-    if (m->kind == MEAS_COLL)
-        snprintf(buf, n, "%.0f B, %d GPUs%s", m->bytes, m->gpus,
-                 m->nodes > 1 ? ", multi-node" : "");
-    else if (*m->shape)
-        snprintf(buf, n, "%s", m->shape);
-    else if (m->bytes > 0)
-        snprintf(buf, n, "%.0f B", m->bytes);
-    else
-        snprintf(buf, n, "-");
-}
-
-int calib_check(const struct hardware *hw, const struct meas_set *ms, bool markdown, FILE *out)
-{
-    int count[MEAS_COUNT] = { 0 }, compared = 0;
-    double *by_kind[MEAS_COUNT];
-
-    for (int k = 0; k < MEAS_COUNT; k++)
-        by_kind[k] = xmalloc((size_t)(ms->n ? ms->n : 1) * sizeof(double));
-    if (markdown)
-        fputs("| kernel | shape or size | dtype | measured | predicted | error |\n"
-              "|---|---|---|---:|---:|---:|\n",
-              out);
-    else
-        fprintf(out, "%-20s %-34s %-5s %18s %18s %8s\n", "kernel", "shape or size", "dtype",
-                "measured", "predicted", "error");
-    for (int i = 0; i < ms->n; i++) {
-        const struct measurement *m = &ms->rows[i];
-        double pred = calib_predict_rate(hw, &hw->eff, m);
-        char what[96], meas_s[40], pred_s[40], err_s[24];
-
-        format_what(what, sizeof(what), m);
-        format_rate(meas_s, sizeof(meas_s), m, m->rate);
-        format_rate(pred_s, sizeof(pred_s), m, pred);
-        if (pred > 0) {
-            double e = 100 * (pred - m->rate) / m->rate;
-
-            snprintf(err_s, sizeof(err_s), "%+.1f%%", e);
-            by_kind[m->kind][count[m->kind]++] = fabs(e);
-            compared++;
-        } else {
-            snprintf(err_s, sizeof(err_s), "no model");
-        }
-        if (markdown)
-            fprintf(out, "| %s | %s | %s | %s | %s | %s |\n", m->kernel, what,
-                    m->kind == MEAS_COLL ? "-" : dtype_name(m->dtype), meas_s, pred_s, err_s);
-        else
-            fprintf(out, "%-20s %-34.34s %-5s %18s %18s %8s\n", m->kernel, what,
-                    m->kind == MEAS_COLL ? "-" : dtype_name(m->dtype), meas_s, pred_s, err_s);
-    }
-    fputs(markdown ? "\n| class | n | median abs error | max abs error |\n|---|---:|---:|---:|\n"
-                   : "\nclass                      n   median|e|    max|e|\n",
-          out);
-    for (int k = 0; k < MEAS_COUNT; k++) {
-        double med, mx;
-
-        if (!count[k])
-            continue;
-        mx = fit_quantile(by_kind[k], count[k], 1.0);
-        med = fit_quantile(by_kind[k], count[k], 0.5);
-        if (markdown)
-            fprintf(out, "| %s | %d | %.1f %% | %.1f %% |\n", kind_label[k], count[k], med, mx);
-        else
-            fprintf(out, "%-22s %5d %9.1f%% %9.1f%%\n", kind_label[k], count[k], med, mx);
-    }
-    for (int k = 0; k < MEAS_COUNT; k++)
-        free(by_kind[k]);
-    return compared;
-}
 
 /* ---- command line ----------------------------------------------------------- */
 
-static void usage(FILE *out)
+static const char *dtype_name_i(int i)
 {
-    fputs(
-        "usage: simtrain calibrate MEASUREMENTS.csv --hardware H [--output FILE] [--dtype DT]\n"
-        "                          [--for NAME] [--no-collectives]\n"
-        "       simtrain calibrate MEASUREMENTS.csv --hardware H --check [--markdown]\n"
-        "\n"
-        "Fit the cost-model parameters of hardware H to kernel measurements (format:\n"
-        "src/kernels/README.md) and write hardware/calibration/H.yaml next to the hardware\n"
-        "file (--output FILE, or - for stdout). --dtype names the GEMM dtype whose gemm_max\n"
-        "the simulator uses (default bf16). --for NAME writes the file for hardware NAME with\n"
-        "fractions fitted on H (e.g. A100 40GB from A100 80GB measurements).\n"
-        "--no-collectives records the alpha-beta fits under `fit:` instead of `collectives:`,\n"
-        "so they do not replace the NCCL model (for data whose protocol NCCL chose). --check fits\n"
-        "nothing: it compares the hardware's current parameters, calibration included,\n"
-        "with every measurement.\n",
-        out);
-}
-
-/* hardware/H.yaml -> hardware/calibration/NAME.yaml; the caller frees the result. */
-static char *default_output(const struct hardware *hw, const char *name)
-{
-    const char *slash = hw->path ? strrchr(hw->path, '/') : NULL;
-
-    if (!slash)
-        return xasprintf("hardware/calibration/%s.yaml", name);
-    return xasprintf("%.*s/calibration/%s.yaml", (int)(slash - hw->path), hw->path, name);
-}
-
-static int parse_dtype_arg(const char *s, enum dtype *dt)
-{
-    for (int i = 0; i < DT_COUNT; i++)
-        if (!strcmp(s, dtype_name((enum dtype)i))) {
-            *dt = (enum dtype)i;
-            return 0;
-        }
-    return -1;
+    return dtype_name((enum dtype)i);
 }
 
 struct calibrate_args {
-    const char *csv, *hardware, *output, *dtype, *for_name;
+    struct cli_list pos; /* the measurements */
+    const char *csv;     /* pos.items[0], kept after the list is released */
+    const char *hardware, *output, *for_name;
+    int dtype; /* enum dtype, -1 when not given */
     bool check, markdown, no_collectives;
+};
+
+#define OFF(field) offsetof(struct calibrate_args, field)
+
+static const struct cli_opt calibrate_opts[] = {
+    { "--hardware", 0, "H", "the hardware the measurements were taken on, by name or path",
+      .kind = CLI_STRING, .offset = OFF(hardware) },
+    { "--output", 0, "FILE",
+      "write the calibration file to FILE (default: standard output, with the fit's summary on "
+      "standard error); never over an input of the run, such as H's own calibration",
+      .kind = CLI_STRING, .offset = OFF(output) },
+    { "--dtype", 0, "DT", "the GEMM dtype whose gemm_max the simulator uses (default bf16)",
+      .kind = CLI_CHOICE, .offset = OFF(dtype), .choice_name = dtype_name_i, .nchoices = DT_COUNT },
+    { "--for", 0, "NAME", "write the file for hardware NAME with the fractions fitted on H",
+      .kind = CLI_STRING, .offset = OFF(for_name) },
+    { "--no-collectives", 0, NULL,
+      "record the alpha-beta fits under fit: instead of collectives:, leaving the NCCL model",
+      .kind = CLI_FLAG, .offset = OFF(no_collectives) },
+    { "--check", 0, NULL,
+      "fit nothing: compare the hardware's current parameters with every measurement",
+      .kind = CLI_FLAG, .offset = OFF(check) },
+    { "--markdown", 0, NULL, "print --check's tables as Markdown", .kind = CLI_FLAG,
+      .offset = OFF(markdown) },
+};
+
+const struct cli_command cmd_calibrate_spec = {
+    .name = "calibrate",
+    .synopsis = "simtrain calibrate MEASUREMENTS.csv --hardware H [OPTION]...\n"
+                "simtrain calibrate MEASUREMENTS.csv --hardware H --check [--markdown]",
+    .about = "Fits the cost-model parameters of hardware H to kernel measurements (format:\n"
+             "src/kernels/README.md): GEMM, attention and memory-bound efficiencies, launch\n"
+             "latency and alpha-beta figures per collective, and writes the calibration file to\n"
+             "--output or standard output (--for: e.g. A100 40GB from A100 80GB measurements).\n"
+             "To regenerate a shipped calibration, write a new file and move it over the old.\n",
+    .opts = calibrate_opts,
+    .nopts = ARRAY_LEN(calibrate_opts),
+    .positional = OFF(pos),
+    .max_positional = 1,
+    .positional_noun = "measurements file",
 };
 
 static int parse_args(int argc, char **argv, struct calibrate_args *a)
 {
-    memset(a, 0, sizeof(*a));
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        const char **slot = !strcmp(s, "--hardware") ? &a->hardware
-                            : !strcmp(s, "--output") ? &a->output
-                            : !strcmp(s, "--dtype")  ? &a->dtype
-                            : !strcmp(s, "--for")    ? &a->for_name
-                                                     : NULL;
+    enum cli_result pr;
 
-        if (slot) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "simtrain calibrate: error: '%s' needs a value\n", s);
-                return -1;
-            }
-            *slot = argv[++i];
-        } else if (!strcmp(s, "--check")) {
-            a->check = true;
-        } else if (!strcmp(s, "--markdown")) {
-            a->markdown = true;
-        } else if (!strcmp(s, "--no-collectives")) {
-            a->no_collectives = true;
-        } else if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
-            usage(stdout);
-            return 1;
-        } else if (s[0] == '-' && s[1]) {
-            fprintf(stderr, "simtrain calibrate: error: unknown option '%s'\n", s);
-            return -1;
-        } else if (!a->csv) {
-            a->csv = s;
-        } else {
-            fprintf(stderr, "simtrain calibrate: error: unexpected argument '%s'\n", s);
-            return -1;
-        }
-    }
-    if (!a->csv || !a->hardware) {
-        fprintf(stderr, "simtrain calibrate: error: %s\n",
-                !a->csv ? "no measurements file given" : "'--hardware' is required");
-        usage(stderr);
-        return -1;
-    }
-    return 0;
+    memset(a, 0, sizeof(*a));
+    a->dtype = -1;
+    pr = cli_parse(&cmd_calibrate_spec, argc, argv, a);
+    if (pr == CLI_OK && (a->pos.n == 0 || !a->hardware))
+        pr = cli_usage_error(&cmd_calibrate_spec, "%s",
+                             a->pos.n == 0 ? "no measurements file given"
+                                           : "'--hardware' is required");
+    a->csv = a->pos.n > 0 ? a->pos.items[0] : NULL;
+    cli_release(&cmd_calibrate_spec, a);
+    return pr;
 }
 
+/*
+ * Write the calibration file to --output, or to standard output without it. The command
+ * recorded in the file (without --output) regenerates it.
+ */
 static int write_calibration(const struct calibrate_args *a, const struct hardware *hw,
                              const struct meas_set *ms, const struct calib_result *r)
 {
-    char *path =
-        a->output ? xstrdup(a->output) : default_output(hw, a->for_name ? a->for_name : hw->name);
+    const char *path = a->output ? a->output : "-";
     char *command = xasprintf("simtrain calibrate %s --hardware %s%s%s%s%s%s", a->csv, a->hardware,
-                              a->dtype ? " --dtype " : "", a->dtype ? a->dtype : "",
+                              a->dtype >= 0 ? " --dtype " : "",
+                              a->dtype >= 0 ? dtype_name((enum dtype)a->dtype) : "",
                               a->for_name ? " --for " : "", a->for_name ? a->for_name : "",
                               a->no_collectives ? " --no-collectives" : "");
-    bool to_stdout = !strcmp(path, "-");
-    FILE *f = to_stdout ? stdout : fopen(path, "w");
+    FILE *f = files_open_output(path);
     int rc = 0;
 
     if (!f) {
@@ -410,15 +106,15 @@ static int write_calibration(const struct calibrate_args *a, const struct hardwa
         rc = -1;
     } else {
         calib_write_yaml(hw, a->for_name, ms, r, command, f);
-        if (!to_stdout && fclose(f)) {
-            fprintf(stderr, "simtrain calibrate: error: cannot write '%s'\n", path);
+        if (files_close_output(f) != 0) {
+            fprintf(stderr, "simtrain calibrate: error: cannot write '%s': %s\n", path,
+                    strerror(errno));
             rc = -1;
-        } else if (!to_stdout) {
+        } else if (f != stdout) {
             printf("wrote %s\n", path);
         }
     }
     free(command);
-    free(path);
     return rc;
 }
 
@@ -429,19 +125,19 @@ int cmd_calibrate(int argc, char **argv)
     struct hardware *hw;
     struct meas_set ms;
     struct calib_result r;
-    int rc = parse_args(argc, argv, &a);
+    enum cli_result pr = parse_args(argc, argv, &a);
+    int rc = 0;
 
-    if (rc)
-        return rc > 0 ? 0 : 2;
+    if (pr != CLI_OK)
+        return cli_exit_status(pr);
     opt.coll_report_only = a.no_collectives;
-    if (a.dtype && parse_dtype_arg(a.dtype, &opt.gemm_dtype)) {
-        fprintf(stderr, "simtrain calibrate: error: unknown dtype '%s'\n", a.dtype);
-        return 2;
-    }
+    if (a.dtype >= 0)
+        opt.gemm_dtype = (enum dtype)a.dtype;
     hw = cfg_load_hardware(a.hardware, stderr);
     if (!hw)
         return 1;
-    if (calib_read(a.csv, &ms, stderr)) {
+    if (calib_read(a.csv, &ms, stderr) ||
+        cli_check_outputs(&cmd_calibrate_spec, &a.output, 1, NULL, 0) != 0) {
         calib_release(&ms);
         cfg_free_hw(hw);
         return 1;
@@ -451,7 +147,8 @@ int cmd_calibrate(int argc, char **argv)
     } else if (calib_fit(hw, &ms, &opt, &r, stderr)) {
         rc = 1;
     } else {
-        calib_print_summary(hw, &r, a.output && !strcmp(a.output, "-") ? stderr : stdout);
+        /* the summary beside the file, or on stderr when the file goes to standard output */
+        calib_print_summary(hw, &r, !a.output || !strcmp(a.output, "-") ? stderr : stdout);
         rc = write_calibration(&a, hw, &ms, &r) ? 1 : 0;
         calib_result_release(&r);
     }

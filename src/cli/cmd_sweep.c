@@ -10,170 +10,187 @@
  * input; 2 usage.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/files.h"
 #include "cli/cmd.h"
 #include "report/plot.h"
 #include "report/report.h"
 #include "whatif/sweep.h"
 
 struct sweep_args {
-    const char *scenario;
-    const char **vary;
-    int nvary;
+    struct cli_list pos;  /* the scenario, or with --merge the CSV files */
+    struct cli_list vary; /* KEY=V1,V2,... */
     const char *csv, *json, *plot;
-    int shard_k, shard_n;
-    bool weak, mpi, quiet, merge;
-    char **merge_files;
-    int nmerge;
-    struct cfg_override *ovr;
-    int novr;
+    struct cli_shard shard;
+    bool weak, mpi, quiet, merge, force;
+    struct cli_overrides set;
 };
 
-static void usage(FILE *f)
-{
-    fputs("usage: simtrain sweep SCENARIO.yaml --vary KEY=V1,V2,... [--vary ...] [--set "
-          "KEY=VALUE]...\n"
-          "                      [--weak] [--csv FILE] [--json FILE] [--plot DIR]\n"
-          "                      [--shard K/N] [--mpi] [--quiet]\n"
-          "       simtrain sweep --merge FILE.csv... [--csv FILE] [--json FILE] [--plot DIR]\n"
-          "\n"
-          "Simulates the scenario at every combination of the --vary values (the last axis\n"
-          "varies fastest) and reports step time, throughput, MFU, memory, time to train and\n"
-          "cost, with speedup and strong / weak scaling efficiency against the smallest valid\n"
-          "configuration of each group. When an axis changes the GPU count, tp, pp or cp,\n"
-          "dp follows (GPUs / (tp * pp * cp)) unless an axis sets it;\n"
-          "--weak also grows the global batch with the GPU count. --shard K/N evaluates only\n"
-          "points i with i % N == K (job arrays); --merge joins the shards' CSV files and\n"
-          "recomputes the efficiencies; --mpi splits the points across MPI ranks.\n",
-          f);
-}
+#define OFF(field) offsetof(struct sweep_args, field)
 
-/* "K/N" with 0 <= K < N. */
-int cli_parse_shard(const char *text, int *k, int *n)
-{
-    char *end;
-    long a = strtol(text, &end, 10), b;
+static const struct cli_opt sweep_opts[] = {
+    { "--vary", 0, "KEY=V1,V2,...",
+      "an axis: KEY takes each value in turn (repeatable; the last axis varies fastest)",
+      .kind = CLI_LIST, .offset = OFF(vary) },
+    { "--set", 0, "KEY=VALUE", "override a key of the scenario at every point (repeatable)",
+      .kind = CLI_SET, .offset = OFF(set) },
+    { "--weak", 0, NULL, "grow the global batch with the GPU count (weak scaling)",
+      .kind = CLI_FLAG, .offset = OFF(weak) },
+    { "--csv", 0, "FILE", "write one row per point as CSV (- for standard output)",
+      .kind = CLI_STRING, .offset = OFF(csv) },
+    { "--json", 0, "FILE", "write the points as JSON (- for standard output)", .kind = CLI_STRING,
+      .offset = OFF(json) },
+    { "--plot", 0, "DIR", "draw scaling, breakdown and memory charts into DIR", .kind = CLI_STRING,
+      .offset = OFF(plot) },
+    { "--shard", 0, "K/N", "evaluate only the points i with i % N == K (job arrays)",
+      .kind = CLI_CUSTOM, .offset = OFF(shard), .parse = cli_parse_shard,
+      .expect = "K/N with 0 <= K < N" },
+    { "--mpi", 0, NULL, "split the points across MPI ranks (mpirun -np N simtrain sweep ...)",
+      .kind = CLI_FLAG, .offset = OFF(mpi) },
+    { "--force", 0, NULL, "run a sweep of more than 10,000 points (each point is a simulation)",
+      .kind = CLI_FLAG, .offset = OFF(force) },
+    { "--merge", 0, NULL,
+      "join the CSV files of shards given as arguments and recompute the "
+      "efficiencies",
+      .kind = CLI_FLAG, .offset = OFF(merge) },
+    { "--quiet", 'q', NULL, "print no table (for --csv, --json and --plot)", .kind = CLI_FLAG,
+      .offset = OFF(quiet) },
+};
 
-    if (end == text || *end != '/')
-        return -1;
-    text = end + 1;
-    b = strtol(text, &end, 10);
-    if (end == text || *end != '\0' || a < 0 || b < 1 || a >= b || b > 1000000)
-        return -1;
-    *k = (int)a;
-    *n = (int)b;
-    return 0;
-}
-
-int cli_take_positional(const char *cmd, char *arg, bool merge, char ***files, int *nfiles,
-                        const char **scenario)
-{
-    if (merge) {
-        *files = xrealloc(*files, sizeof(char *) * (size_t)(*nfiles + 1));
-        (*files)[(*nfiles)++] = arg;
-    } else if (!*scenario) {
-        *scenario = arg;
-    } else {
-        fprintf(stderr, "simtrain %s: error: more than one scenario ('%s' and '%s')\n", cmd,
-                *scenario, arg);
-        return -1;
-    }
-    return 0;
-}
+const struct cli_command cmd_sweep_spec = {
+    .name = "sweep",
+    .synopsis = "simtrain sweep SCENARIO.yaml --vary KEY=V1,V2,... [--vary ...] [OPTION]...\n"
+                "simtrain sweep --merge FILE.csv... [OPTION]...",
+    .about = "Simulates the scenario at every combination of the --vary values (the last axis\n"
+             "varies fastest) and reports step time, throughput, MFU, memory, time to train and\n"
+             "cost, with speedup and strong / weak scaling efficiency against the smallest valid\n"
+             "configuration of each group. When an axis changes the GPU count, tp, pp or cp,\n"
+             "dp follows (GPUs / (tp * pp * cp)) unless an axis sets it;\n"
+             "--weak also grows the global batch with the GPU count. --shard K/N evaluates only\n"
+             "points i with i % N == K (job arrays); --merge joins the shards' CSV files and\n"
+             "recomputes the efficiencies; --mpi splits the points across MPI ranks.\n"
+             "The number of points is printed first (on stderr); more than 10,000 need --force.\n"
+             "Rows are written as the points finish (the text table, CSV and JSON), with a\n"
+             "progress line per point when stderr is a terminal.\n",
+    .opts = sweep_opts,
+    .nopts = ARRAY_LEN(sweep_opts),
+    .positional = OFF(pos),
+    .max_positional = -1,
+};
 
 static int parse(int argc, char **argv, struct sweep_args *a)
 {
-    int i, rc;
+    enum cli_result pr;
 
     memset(a, 0, sizeof(*a));
-    a->shard_n = 1;
-    for (i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        bool more = i + 1 < argc;
-        if ((rc = cli_take_set(argc, argv, &i, &a->ovr, &a->novr)) != 0) {
-            if (rc < 0)
-                return -1;
-        } else if (strcmp(s, "--vary") == 0 && more) {
-            a->vary = xrealloc(a->vary, sizeof(*a->vary) * (size_t)(a->nvary + 1));
-            a->vary[a->nvary++] = argv[++i];
-        } else if (strncmp(s, "--vary=", 7) == 0) {
-            a->vary = xrealloc(a->vary, sizeof(*a->vary) * (size_t)(a->nvary + 1));
-            a->vary[a->nvary++] = s + 7;
-        } else if (strcmp(s, "--csv") == 0 && more) {
-            a->csv = argv[++i];
-        } else if (strcmp(s, "--json") == 0 && more) {
-            a->json = argv[++i];
-        } else if (strcmp(s, "--plot") == 0 && more) {
-            a->plot = argv[++i];
-        } else if (strcmp(s, "--shard") == 0 && more) {
-            if (cli_parse_shard(argv[++i], &a->shard_k, &a->shard_n) != 0) {
-                fprintf(stderr,
-                        "simtrain sweep: error: --shard takes K/N with 0 <= K < N, got '%s'\n",
-                        argv[i]);
-                return -1;
-            }
-        } else if (strcmp(s, "--weak") == 0) {
-            a->weak = true;
-        } else if (strcmp(s, "--mpi") == 0) {
-            a->mpi = true;
-        } else if (strcmp(s, "--quiet") == 0 || strcmp(s, "-q") == 0) {
-            a->quiet = true;
-        } else if (strcmp(s, "--merge") == 0) {
-            a->merge = true;
-        } else if (strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0) {
-            usage(stdout);
-            exit(0);
-        } else if (s[0] == '-' && s[1] != '\0') {
-            fprintf(stderr, "simtrain sweep: error: unknown option '%s' (or missing value)\n", s);
-            return -1;
-        } else if (cli_take_positional("sweep", argv[i], a->merge, &a->merge_files, &a->nmerge,
-                                       &a->scenario) != 0) {
-            return -1;
-        }
-    }
-    if (a->merge ? a->nmerge == 0 : (!a->scenario || a->nvary == 0)) {
-        usage(stderr);
-        return -1;
-    }
-    return 0;
+    a->shard.n = 1;
+    pr = cli_parse(&cmd_sweep_spec, argc, argv, a);
+    if (pr != CLI_OK)
+        return cli_exit_status(pr);
+    if (a->merge && a->pos.n == 0)
+        pr = cli_usage_error(&cmd_sweep_spec, "--merge needs the CSV files to merge");
+    else if (!a->merge && a->pos.n == 0)
+        pr = cli_usage_error(&cmd_sweep_spec, "no scenario given");
+    else if (!a->merge && a->pos.n > 1)
+        pr = cli_usage_error(&cmd_sweep_spec, "more than one scenario ('%s' and '%s')",
+                             a->pos.items[0], a->pos.items[1]);
+    else if (!a->merge && a->vary.n == 0)
+        pr = cli_usage_error(&cmd_sweep_spec, "no --vary axis given");
+    return pr == CLI_OK ? -1 : cli_exit_status(pr);
 }
 
 /* ---- the command ---------------------------------------------------------------------- */
 
-static FILE *open_out(const char *path)
+/* The outputs may be written (not an input, parent directory there): 0, or -1 with a message. */
+static int check_outputs(const struct sweep_args *a)
 {
-    return strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    return cli_check_outputs(&cmd_sweep_spec, (const char *const[]){ a->csv, a->json }, 2, &a->plot,
+                             1);
 }
 
-static int write_outputs(const struct sweep_args *a, const struct sweep *sw,
-                         const struct sweep_point *pts, long n)
+/* The open outputs of a sweep; a failed open is reported and counted in *rc. */
+struct outputs {
+    FILE *csv, *json;
+    struct sweep_writer w;
+};
+
+static FILE *open_one(const char *path, int *rc)
+{
+    FILE *f;
+
+    if (!path)
+        return NULL;
+    f = files_open_output(path);
+    if (!f) {
+        fprintf(stderr, "simtrain sweep: error: cannot write '%s': %s\n", path, strerror(errno));
+        *rc = 1;
+    }
+    return f;
+}
+
+static int open_outputs(const struct sweep_args *a, const struct sweep *sw, struct outputs *o)
 {
     int rc = 0;
-    struct {
-        const char *path;
-        int (*fn)(const struct sweep *, const struct sweep_point *, long, FILE *);
-    } outs[] = { { a->csv, sweep_write_csv }, { a->json, sweep_write_json } };
 
-    for (size_t i = 0; i < ARRAY_LEN(outs); i++) {
-        FILE *f;
-        if (!outs[i].path)
-            continue;
-        f = open_out(outs[i].path);
-        if (!f || outs[i].fn(sw, pts, n, f) != 0 || (f != stdout && fclose(f) != 0)) {
-            fprintf(stderr, "simtrain sweep: error: cannot write '%s': %s\n", outs[i].path,
-                    strerror(errno));
-            rc = 1;
-        }
+    memset(o, 0, sizeof(*o));
+    o->csv = open_one(a->csv, &rc);
+    o->json = open_one(a->json, &rc);
+    if (rc != 0) {
+        if (o->csv)
+            files_close_output(o->csv);
+        if (o->json)
+            files_close_output(o->json);
+        return -1;
     }
+    o->w.csv = o->csv;
+    o->w.json = o->json;
     if (!a->quiet && !(a->csv && strcmp(a->csv, "-") == 0) &&
         !(a->json && strcmp(a->json, "-") == 0))
-        sweep_print(sw, pts, n, stdout);
-    if (a->plot && a->shard_n == 1 && plot_sweep(a->plot, sw, pts, n) < 0)
+        o->w.text = stdout;
+    o->w.keep = a->plot && a->shard.n == 1; /* the charts need every point */
+    sweep_writer_begin(&o->w, sw);
+    return 0;
+}
+
+static int close_one(FILE *f, const char *path)
+{
+    if (f && files_close_output(f) != 0) {
+        fprintf(stderr, "simtrain sweep: error: cannot write '%s': %s\n", path, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+/* Footers, close (a lost write is an error), then the charts from the kept points. */
+static int close_outputs(const struct sweep_args *a, const struct sweep *sw, struct outputs *o)
+{
+    int rc = 0;
+
+    sweep_writer_end(&o->w, sw);
+    rc |= close_one(o->csv, a->csv);
+    rc |= close_one(o->json, a->json);
+    if (o->w.keep && plot_sweep(a->plot, sw, o->w.kept, o->w.nkept) < 0)
         rc = 1;
+    sweep_writer_release(&o->w);
     return rc;
+}
+
+/* Write points the sweep holds whole (a merge, an MPI gather): the efficiencies, then a row each.
+ */
+static int write_all(const struct sweep_args *a, const struct sweep *sw, struct sweep_point *pts,
+                     long n)
+{
+    struct outputs o;
+
+    if (open_outputs(a, sw, &o) != 0)
+        return 1;
+    for (long i = 0; i < n; i++)
+        sweep_writer_point(&o.w, sw, &pts[i]);
+    return close_outputs(a, sw, &o);
 }
 
 static int run_merge(struct sweep_args *a)
@@ -181,57 +198,104 @@ static int run_merge(struct sweep_args *a)
     struct sweep sw;
     struct sweep_point *pts;
     long n;
-    char msg[512];
+    char msg[512] = "";
     int rc;
 
-    if (sweep_merge(a->merge_files, a->nmerge, &sw, &pts, &n, msg, sizeof(msg)) != 0) {
-        fprintf(stderr, "simtrain sweep: error: %s\n", msg);
+    if (sweep_merge(a->pos.items, a->pos.n, &sw, &pts, &n, msg, sizeof(msg)) != 0 ||
+        check_outputs(a) != 0) {
+        if (msg[0])
+            fprintf(stderr, "simtrain sweep: error: %s\n", msg);
         sweep_release(&sw);
         free(pts);
         return 1;
     }
     sweep_efficiency(&sw, pts, n);
-    rc = write_outputs(a, &sw, pts, n);
+    rc = write_all(a, &sw, pts, n);
     sweep_release(&sw);
     free(pts);
     return rc;
 }
 
+/* "6 points (3 x 2)" up front, and the limit unless --force; 0, or -1 with the message printed. */
+static int announce(const struct sweep_args *a, const struct sweep *sw)
+{
+    char shape[160] = "";
+    size_t len = 0;
+
+    for (int i = 0; i < sw->naxes && len < sizeof(shape) - 16; i++)
+        len += (size_t)snprintf(shape + len, sizeof(shape) - len, "%s%d", i ? " x " : "",
+                                sw->axes[i].nvalues);
+    if (sw->npoints > SWEEP_DEFAULT_LIMIT && !a->force) {
+        fprintf(stderr,
+                "simtrain sweep: error: %ld points (%s) exceed the limit of %ld: each point is "
+                "a simulation; narrow the axes, split the sweep with --shard K/N, or pass "
+                "--force\n",
+                sw->npoints, shape, SWEEP_DEFAULT_LIMIT);
+        return -1;
+    }
+    if (a->quiet)
+        return 0;
+    fprintf(stderr, "simtrain sweep: %ld point%s (%s)", sw->npoints, sw->npoints == 1 ? "" : "s",
+            shape);
+    if (a->shard.n > 1)
+        fprintf(stderr, ", shard %d/%d evaluates %ld", a->shard.k, a->shard.n,
+                (sw->npoints - a->shard.k + a->shard.n - 1) / a->shard.n);
+    fputs(a->mpi ? ", split across the MPI ranks\n" : "\n", stderr);
+    return 0;
+}
+
+static int run_mpi(const struct sweep_args *a, const struct sweep *sw)
+{
+    struct sweep_point *pts = xcalloc((size_t)sw->npoints, sizeof(*pts));
+    char msg[512];
+    int rc = 0, root = sweep_run_mpi(sw, pts, msg, sizeof(msg));
+
+    if (root < 0) {
+        fprintf(stderr, "simtrain sweep: error: %s\n", msg);
+        rc = 1;
+    } else if (root == 1) { /* rank 0 holds every point */
+        sweep_efficiency(sw, pts, sw->npoints);
+        rc = write_all(a, sw, pts, sw->npoints);
+    }
+    free(pts);
+    return rc;
+}
+
+static int run_stream(const struct sweep_args *a, const struct sweep *sw)
+{
+    struct sweep_sink sink = { sweep_writer_point, NULL };
+    struct outputs o;
+
+    if (open_outputs(a, sw, &o) != 0)
+        return 1;
+    sink.ctx = &o.w;
+    sweep_stream(sw, a->shard.k, a->shard.n, &sink,
+                 !a->quiet && isatty(STDERR_FILENO) ? stderr : NULL);
+    return close_outputs(a, sw, &o);
+}
+
 static int run_sweep(struct sweep_args *a)
 {
-    struct scenario *s = cfg_load_scenario(a->scenario, a->ovr, a->novr, stderr);
+    struct scenario *s = cfg_load_scenario(a->pos.items[0], a->set.ovr, a->set.n, stderr);
     struct sweep sw;
-    struct sweep_point *pts;
     char msg[512];
-    int rc = 0, root = 1;
+    int rc;
 
     if (!s)
         return 1;
-    sweep_init(&sw, a->scenario, s, a->ovr, a->novr, a->weak);
-    for (int i = 0; i < a->nvary; i++)
-        if (sweep_add_axis(&sw, a->vary[i], msg, sizeof(msg)) != 0) {
+    sweep_init(&sw, a->pos.items[0], s, a->set.ovr, a->set.n, a->weak);
+    for (int i = 0; i < a->vary.n; i++)
+        if (sweep_add_axis(&sw, a->vary.items[i], msg, sizeof(msg)) != 0) {
             fprintf(stderr, "simtrain sweep: error: %s\n", msg);
             sweep_release(&sw);
             cfg_free(s);
             return 1;
         }
-    pts = xcalloc((size_t)sw.npoints, sizeof(*pts));
-    if (a->mpi) {
-        root = sweep_run_mpi(&sw, pts, msg, sizeof(msg));
-        if (root < 0) {
-            fprintf(stderr, "simtrain sweep: error: %s\n", msg);
-            rc = 1;
-        }
-    } else {
-        sweep_run(&sw, a->shard_k, a->shard_n, pts,
-                  !a->quiet && isatty(STDERR_FILENO) ? stderr : NULL);
-    }
-    if (root == 1) {
-        if (a->shard_n == 1)
-            sweep_efficiency(&sw, pts, sw.npoints);
-        rc = write_outputs(a, &sw, pts, sw.npoints);
-    }
-    free(pts);
+    sweep_note_inputs(&sw); /* the files reference axes name, before outputs are opened */
+    if (announce(a, &sw) != 0 || check_outputs(a) != 0)
+        rc = 1;
+    else
+        rc = a->mpi ? run_mpi(a, &sw) : run_stream(a, &sw);
     sweep_release(&sw);
     cfg_free(s);
     return rc;
@@ -240,17 +304,10 @@ static int run_sweep(struct sweep_args *a)
 int cmd_sweep(int argc, char **argv)
 {
     struct sweep_args a;
-    int rc;
+    int rc = parse(argc, argv, &a);
 
-    if (parse(argc, argv, &a) != 0) {
-        cli_free_overrides(a.ovr, a.novr);
-        free(a.vary);
-        free(a.merge_files);
-        return 2;
-    }
-    rc = a.merge ? run_merge(&a) : run_sweep(&a);
-    cli_free_overrides(a.ovr, a.novr);
-    free(a.vary);
-    free(a.merge_files);
+    if (rc < 0)
+        rc = a.merge ? run_merge(&a) : run_sweep(&a);
+    cli_release(&cmd_sweep_spec, &a);
     return rc;
 }

@@ -1,329 +1,66 @@
 /*
- * cmd_validate.c - `simtrain validate RUNS.csv`: evaluate every row
- * (validate.c), print one line per row and a summary per metric, and on
- * request write the runs format's JSON document and predicted-vs-measured charts.
- *
- * The JSON is written by hand (a flat document of numbers and strings), so
- * cJSON stays in json_out.c alone.
+ * cmd_validate.c - `simtrain validate RUNS.csv`: evaluate every row and print
+ * or write the comparison (fit/validate.h; the outputs are validate_out.c).
  */
-
-#include <errno.h>
-#include <math.h>
-#include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/cmd.h"
-#include "report/plot_chart.h"
 #include "fit/validate.h"
-
-/* ---- text and Markdown ---------------------------------------------------------- */
-
-/* `path` relative to the working directory when it lies under it, so that generated documents
- * do not depend on where the repository was cloned. */
-static const char *display_path(const char *path, const char *cwd)
-{
-    size_t n = strlen(cwd);
-
-    if (path && n > 0 && strncmp(path, cwd, n) == 0 && path[n] == '/')
-        return path + n + 1;
-    return path;
-}
-
-static void print_hardware(const struct validate_report *r, bool markdown, FILE *out)
-{
-    char cwd[4096];
-
-    if (!getcwd(cwd, sizeof(cwd)))
-        cwd[0] = '\0';
-    for (int i = 0; i < r->nhw; i++) {
-        const char *cal = display_path(r->hw[i].calibration, cwd);
-
-        if (markdown && cal)
-            fprintf(out, "- hardware `%s`: calibration `%s`\n", r->hw[i].stem, cal);
-        else if (markdown)
-            fprintf(out, "- hardware `%s`: no calibration file\n", r->hw[i].stem);
-        else
-            fprintf(out, "hardware %s: %s%s\n", r->hw[i].stem,
-                    cal ? "calibration " : "no calibration file", cal ? cal : "");
-    }
-    fputc('\n', out);
-}
-
-static void print_row(const struct validate_row *row, bool markdown, FILE *out)
-{
-    char meas[32], pred[32], err[300];
-
-    if (isnan(row->measured))
-        snprintf(meas, sizeof(meas), "-");
-    else
-        snprintf(meas, sizeof(meas), "%.6g", row->measured);
-    if (row->ok) {
-        snprintf(pred, sizeof(pred), "%.6g", row->predicted);
-        snprintf(err, sizeof(err), "%+.1f %%", row->error_pct);
-    } else {
-        snprintf(pred, sizeof(pred), "-");
-        snprintf(err, sizeof(err), "error: %s", row->reason);
-    }
-    if (markdown)
-        fprintf(out, "| %s | %s | %s | %s | %s |\n", row->id, row->metric_name, meas, pred, err);
-    else
-        fprintf(out, "%-40s %-22s %12s %12s   %s\n", row->id, row->metric_name, meas, pred, err);
-}
-
-static void print_summary(const struct validate_report *r, bool markdown, FILE *out)
-{
-    if (markdown)
-        fputs("| metric | n | errors | median abs error | mean abs error | p90 abs error | max abs "
-              "error |\n|---|---:|---:|---:|---:|---:|---:|\n",
-              out);
-    else
-        fprintf(out, "%-22s %5s %7s %10s %10s %10s %10s\n", "metric", "n", "errors", "median|e|",
-                "mean|e|", "p90|e|", "max|e|");
-    for (int m = 0; m < VM_COUNT; m++) {
-        const struct validate_stats *st = &r->stats[m];
-
-        if (!st->n && !st->errors)
-            continue;
-        if (!st->n && markdown)
-            fprintf(out, "| %s | 0 | %d | - | - | - | - |\n",
-                    validate_metric_name((enum validate_metric)m), st->errors);
-        else if (!st->n)
-            fprintf(out, "%-22s     0 %7d %10s %10s %10s %10s\n",
-                    validate_metric_name((enum validate_metric)m), st->errors, "-", "-", "-", "-");
-        else if (markdown)
-            fprintf(out, "| %s | %d | %d | %.1f %% | %.1f %% | %.1f %% | %.1f %% |\n",
-                    validate_metric_name((enum validate_metric)m), st->n, st->errors, st->median,
-                    st->mean, st->p90, st->max);
-        else
-            fprintf(out, "%-22s %5d %7d %9.1f%% %9.1f%% %9.1f%% %9.1f%%\n",
-                    validate_metric_name((enum validate_metric)m), st->n, st->errors, st->median,
-                    st->mean, st->p90, st->max);
-    }
-}
-
-void validate_print(const struct validate_report *r, bool markdown, FILE *out)
-{
-    if (!markdown)
-        fprintf(out, "%s: %d rows\n", r->path, r->nrows);
-    print_hardware(r, markdown, out);
-    if (markdown)
-        fputs("| id | metric | measured | predicted | error |\n|---|---|---:|---:|---|\n", out);
-    else
-        fprintf(out, "%-40s %-22s %12s %12s   %s\n", "id", "metric", "measured", "predicted",
-                "error");
-    for (int i = 0; i < r->nrows; i++)
-        print_row(&r->rows[i], markdown, out);
-    fputc('\n', out);
-    print_summary(r, markdown, out);
-}
-
-/* ---- JSON ------------------------------------------------------------------------ */
-
-static void json_number(FILE *f, double v)
-{
-    if (isfinite(v))
-        fprintf(f, "%.10g", v);
-    else
-        fputs("null", f);
-}
-
-static void json_row(FILE *f, const struct validate_row *row)
-{
-    fputs("    {\"id\": ", f);
-    fput_json_string(f, row->id);
-    fputs(", \"metric\": ", f);
-    fput_json_string(f, row->metric_name);
-    fputs(", \"measured\": ", f);
-    json_number(f, row->measured);
-    if (row->ok) {
-        fputs(", \"predicted\": ", f);
-        json_number(f, row->predicted);
-        fprintf(f, ", \"error_pct\": %.4f, \"status\": \"ok\"}", row->error_pct);
-    } else {
-        fputs(", \"status\": \"error\", \"reason\": ", f);
-        fput_json_string(f, row->reason);
-        fputc('}', f);
-    }
-}
-
-static void json_document(FILE *f, const struct validate_report *r)
-{
-    bool first = true;
-
-    fputs("{\n  \"file\": ", f);
-    fput_json_string(f, r->path);
-    fputs(",\n  \"hardware\": {", f);
-    for (int i = 0; i < r->nhw; i++) {
-        fputs(i ? ", " : "", f);
-        fput_json_string(f, r->hw[i].stem);
-        fputs(": {\"calibration\": ", f);
-        if (r->hw[i].calibration)
-            fput_json_string(f, r->hw[i].calibration);
-        else
-            fputs("null", f);
-        fputc('}', f);
-    }
-    fputs("},\n  \"rows\": [\n", f);
-    for (int i = 0; i < r->nrows; i++) {
-        json_row(f, &r->rows[i]);
-        fputs(i + 1 < r->nrows ? ",\n" : "\n", f);
-    }
-    fputs("  ],\n  \"summary\": {", f);
-    for (int m = 0; m < VM_COUNT; m++) {
-        const struct validate_stats *st = &r->stats[m];
-
-        if (!st->n && !st->errors)
-            continue;
-        fputs(first ? "\n    " : ",\n    ", f);
-        first = false;
-        fput_json_string(f, validate_metric_name((enum validate_metric)m));
-        fprintf(f, ": {\"n\": %d, \"errors\": %d", st->n, st->errors);
-        if (st->n)
-            fprintf(f,
-                    ", \"median_abs_pct\": %.4f, \"mean_abs_pct\": %.4f, \"p90_abs_pct\": %.4f, "
-                    "\"max_abs_pct\": %.4f}",
-                    st->median, st->mean, st->p90, st->max);
-        else
-            fputs(", \"median_abs_pct\": null, \"mean_abs_pct\": null, \"p90_abs_pct\": null, "
-                  "\"max_abs_pct\": null}",
-                  f);
-    }
-    fputs(first ? "}\n}\n" : "\n  }\n}\n", f);
-}
-
-int validate_write_json(const struct validate_report *r, const char *path, FILE *diag)
-{
-    bool to_stdout = !strcmp(path, "-");
-    FILE *f = to_stdout ? stdout : fopen(path, "w");
-
-    if (!f) {
-        fprintf(diag, "simtrain validate: error: cannot write '%s': %s\n", path, strerror(errno));
-        return -1;
-    }
-    json_document(f, r);
-    if (!to_stdout && fclose(f)) {
-        fprintf(diag, "simtrain validate: error: cannot write '%s'\n", path);
-        return -1;
-    }
-    return 0;
-}
-
-/* ---- plots ------------------------------------------------------------------------ */
-
-static int write_dat(const struct validate_report *r, int metric, FILE *f)
-{
-    fprintf(f, "# %s: measured predicted error_pct id (simtrain validate %s)\n",
-            validate_metric_name((enum validate_metric)metric), r->path);
-    for (int i = 0; i < r->nrows; i++) {
-        const struct validate_row *row = &r->rows[i];
-
-        if (row->ok && row->metric == metric)
-            fprintf(f, "%.10g %.10g %.4f %s\n", row->measured, row->predicted, row->error_pct,
-                    row->id);
-    }
-    return 0;
-}
-
-int validate_write_plots(const struct validate_report *r, const char *dir, FILE *diag)
-{
-    int rc = 0;
-
-    (void)diag; /* the chart helpers report on stderr */
-    if (chart_make_dir(dir) != 0)
-        return -1;
-    for (int m = 0; m < VM_COUNT; m++) {
-        const char *metric = validate_metric_name((enum validate_metric)m);
-        char *name, *vars;
-        FILE *f;
-
-        if (!r->stats[m].n)
-            continue;
-        name = xasprintf("validation_%s", metric);
-        f = chart_open_dat(dir, name);
-        if (!f || write_dat(r, m, f) != 0 || chart_close_dat(f, dir, name) != 0) {
-            rc = -1;
-        } else {
-            vars = xasprintf("outfile='%s/%s.svg'; metric='%s'", dir, name, metric);
-            chart_draw(dir, name, "validation", vars);
-            free(vars);
-        }
-        free(name);
-    }
-    return rc;
-}
 
 /* ---- command line ------------------------------------------------------------------ */
 
-static void usage(FILE *out)
-{
-    fputs("usage: simtrain validate RUNS.csv [--json FILE] [--plot DIR] [--markdown] [--quiet]\n"
-          "\n"
-          "Simulate every measured run of RUNS.csv (format: tests/validation/README.md) and\n"
-          "compare: one line per row (measured, predicted, signed error or the reason it could\n"
-          "not be simulated) and |error| statistics per metric. --json writes the runs format's "
-          "JSON\n"
-          "document (- for stdout, replacing the text), --plot DIR draws predicted against\n"
-          "measured with gnuplot, --markdown prints Markdown tables. Exit status 0 when the\n"
-          "file could be read, whatever the row errors.\n",
-          out);
-}
-
 struct validate_args {
-    const char *csv, *json, *plot;
+    struct cli_list pos; /* the runs file */
+    const char *json, *plot;
     bool markdown, quiet;
 };
 
-static int parse_args(int argc, char **argv, struct validate_args *a)
-{
-    memset(a, 0, sizeof(*a));
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        const char **slot = !strcmp(s, "--json")   ? &a->json
-                            : !strcmp(s, "--plot") ? &a->plot
-                                                   : NULL;
+#define OFF(field) offsetof(struct validate_args, field)
 
-        if (slot) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "simtrain validate: error: '%s' needs a value\n", s);
-                return -1;
-            }
-            *slot = argv[++i];
-        } else if (!strcmp(s, "--markdown")) {
-            a->markdown = true;
-        } else if (!strcmp(s, "--quiet") || !strcmp(s, "-q")) {
-            a->quiet = true;
-        } else if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
-            usage(stdout);
-            return 1;
-        } else if (s[0] == '-' && s[1]) {
-            fprintf(stderr, "simtrain validate: error: unknown option '%s'\n", s);
-            return -1;
-        } else if (!a->csv) {
-            a->csv = s;
-        } else {
-            fprintf(stderr, "simtrain validate: error: unexpected argument '%s'\n", s);
-            return -1;
-        }
-    }
-    if (!a->csv) {
-        fprintf(stderr, "simtrain validate: error: no runs file given\n");
-        usage(stderr);
-        return -1;
-    }
-    return 0;
-}
+static const struct cli_opt validate_opts[] = {
+    { "--json", 0, "FILE", "write the runs format's JSON document (- for standard output)",
+      .kind = CLI_STRING, .offset = OFF(json) },
+    { "--plot", 0, "DIR", "draw predicted against measured into DIR (gnuplot)", .kind = CLI_STRING,
+      .offset = OFF(plot) },
+    { "--markdown", 0, NULL, "print Markdown tables", .kind = CLI_FLAG, .offset = OFF(markdown) },
+    { "--quiet", 'q', NULL, "print no table (for --json and --plot)", .kind = CLI_FLAG,
+      .offset = OFF(quiet) },
+};
+
+const struct cli_command cmd_validate_spec = {
+    .name = "validate",
+    .synopsis = "simtrain validate RUNS.csv [OPTION]...",
+    .about = "Simulates every measured run of RUNS.csv (format: tests/validation/README.md) and\n"
+             "compares: one line per row (measured, predicted, signed error or the reason it\n"
+             "could not be simulated) and |error| statistics per metric. Exit status 0 when the\n"
+             "file could be read, whatever the row errors.\n",
+    .opts = validate_opts,
+    .nopts = ARRAY_LEN(validate_opts),
+    .positional = OFF(pos),
+    .max_positional = 1,
+    .positional_noun = "runs file",
+};
 
 int cmd_validate(int argc, char **argv)
 {
-    struct validate_args a;
+    struct validate_args a = { 0 };
     struct validate_report rep;
-    int rc = parse_args(argc, argv, &a);
+    enum cli_result pr = cli_parse(&cmd_validate_spec, argc, argv, &a);
+    const char *csv;
+    int rc = 0;
 
-    if (rc)
-        return rc > 0 ? 0 : 2;
-    if (validate_file(a.csv, NULL, &rep, stderr)) {
+    if (pr == CLI_OK && a.pos.n == 0)
+        pr = cli_usage_error(&cmd_validate_spec, "no runs file given");
+    if (pr != CLI_OK) {
+        cli_release(&cmd_validate_spec, &a);
+        return cli_exit_status(pr);
+    }
+    csv = a.pos.items[0];
+    if (validate_file(csv, NULL, &rep, stderr) ||
+        cli_check_outputs(&cmd_validate_spec, &a.json, 1, &a.plot, 1) != 0) {
         validate_release(&rep);
+        cli_release(&cmd_validate_spec, &a);
         return 1;
     }
     if (!a.quiet && !(a.json && !strcmp(a.json, "-")))
@@ -333,5 +70,6 @@ int cmd_validate(int argc, char **argv)
     if (a.plot && validate_write_plots(&rep, a.plot, stderr))
         rc = 1;
     validate_release(&rep);
+    cli_release(&cmd_validate_spec, &a);
     return rc;
 }

@@ -19,6 +19,7 @@
 #include "model/layout.h"
 #include "model/partition.h"
 #include "model/workload.h"
+#include "net/collective.h"
 
 #define PRODUCT_CAP ((int64_t)1 << 50) /* saturation of degree products */
 
@@ -451,8 +452,7 @@ static int check_hardware_features(struct scenario *s, struct cfg_error *err)
     if (t->precision == DT_FP8 && !(hw->gpu.flops[DT_FP8] > 0))
         return fail(err, "training.precision", "precision 'fp8' needs an fp8 peak in hardware '%s'",
                     hw_name(hw));
-    if ((algo == ALGO_NVLS || algo == ALGO_NVLS_TREE) &&
-        !(hw->nvlink.nvswitch && hw->gpu.arch >= ARCH_HOPPER))
+    if (!coll_algo_available(hw, algo))
         return fail(err, "nccl.algo",
                     "nccl algo '%s' needs an NVSwitch system of the Hopper generation or later",
                     algo_name(algo));

@@ -369,14 +369,15 @@ static char *read_input(const char *path, size_t *len, FILE *diag)
 struct scenario *cfg_load_scenario(const char *path, const struct cfg_override *ovr, int novr,
                                    FILE *diag)
 {
+    char *found = cfg_locate_input(path); /* a shipped scenario from any directory */
     size_t len;
-    char *text = read_input(path, &len, diag);
-    struct scenario *s;
+    char *text = read_input(found ? found : path, &len, diag);
+    struct scenario *s = NULL;
 
-    if (!text)
-        return NULL;
-    s = cfg_load_scenario_mem(path, text, len, ovr, novr, diag);
+    if (text)
+        s = cfg_load_scenario_mem(found, text, len, ovr, novr, diag);
     free(text);
+    free(found);
     return s;
 }
 

@@ -13,17 +13,15 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/files.h"
+#include "base/paths.h"
 #include "config/schema.h"
-
-#ifndef SIMTRAIN_DATA_DIR
-#define SIMTRAIN_DATA_DIR "."
-#endif
 
 #define MAX_FILE_BYTES (16 << 20) /* configuration files are small; refuse devices and giants */
 
 const char *cfg_data_dir(void)
 {
-    return SIMTRAIN_DATA_DIR;
+    return paths_data_dir();
 }
 
 /*
@@ -32,25 +30,26 @@ const char *cfg_data_dir(void)
  */
 char *cfg_read_file(const char *path, size_t *len, const char **why)
 {
-    struct stat st;
-    char *text;
+    return files_read_input(path, MAX_FILE_BYTES, len, why);
+}
 
-    if (stat(path, &st) != 0) {
-        *why = strerror(errno);
-        return NULL;
+char *cfg_locate_input(const char *path)
+{
+    const char *dirs[2] = { getenv("SIMTRAIN_DATA"), cfg_data_dir() };
+    struct stat st;
+
+    if (path[0] == '/' || stat(path, &st) == 0 || errno != ENOENT)
+        return xstrdup(path);
+    for (size_t i = 0; i < ARRAY_LEN(dirs); i++) {
+        char *cand;
+        if (!dirs[i] || !*dirs[i])
+            continue;
+        cand = xasprintf("%s/%s", dirs[i], path);
+        if (stat(cand, &st) == 0)
+            return cand;
+        free(cand);
     }
-    if (!S_ISREG(st.st_mode)) {
-        *why = "not a regular file";
-        return NULL;
-    }
-    if (st.st_size > MAX_FILE_BYTES) {
-        *why = "larger than 16 MiB";
-        return NULL;
-    }
-    text = read_file(path, len);
-    if (!text)
-        *why = strerror(errno);
-    return text;
+    return NULL;
 }
 
 /* ---- paths ------------------------------------------------------------------------------- */

@@ -215,6 +215,15 @@ int cfg_resolve(struct schema_ctx *c, const char *what, const char *subdir, cons
 /* Read a regular file of at most 16 MiB (heap); NULL with *why (static text) on failure. */
 char *cfg_read_file(const char *path, size_t *len, const char **why);
 
+/*
+ * Where a scenario path given on the command line is: `path` itself when it
+ * exists (or is absolute), else the first of $SIMTRAIN_DATA/path and
+ * cfg_data_dir()/path that exists, so that `simtrain scenarios/x.yaml` works
+ * from any directory. Heap string, or NULL when none exists (the caller
+ * reports `path`).
+ */
+char *cfg_locate_input(const char *path);
+
 /* "dir/dgx-h100.yaml" -> "dgx-h100", in the arena. */
 char *cfg_stem(struct arena *a, const char *path);
 

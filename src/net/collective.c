@@ -52,6 +52,13 @@ sim_time coll_time(const struct coll_cost *c)
     return time_add(c->latency, ns_from_s(s));
 }
 
+bool coll_algo_available(const struct hardware *hw, enum coll_algo a)
+{
+    if (a == ALGO_NVLS || a == ALGO_NVLS_TREE)
+        return hw->nvlink.nvswitch && hw->gpu.arch >= ARCH_HOPPER;
+    return true;
+}
+
 const char *coll_launch_name(int launch)
 {
     static const char *const names[LAUNCH_COUNT] = { "per-rank", "single-process" };

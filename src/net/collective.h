@@ -96,6 +96,14 @@ const char *coll_launch_name(int launch);
 sim_time coll_bench_time(sim_time gpu, sim_time launch, int host_gpus, int iters);
 
 /*
+ * Whether NCCL offers algorithm `a` on hw: NVLS and NVLS-Tree need NVLink
+ * SHARP, an NVSwitch system of the Hopper generation or later (NCCL
+ * src/transport/nvls.cc); the others are always available (ALGO_AUTO too).
+ * The loader's nccl.algo check and `simtrain collective --algo` use it.
+ */
+bool coll_algo_available(const struct hardware *hw, enum coll_algo a);
+
+/*
  * nccl-tests bus bandwidth factor (doc/PERFORMANCE.md): all-reduce
  * 2(n-1)/n; reduce-scatter, all-gather and all-to-all (n-1)/n; broadcast,
  * reduce and send/recv 1.

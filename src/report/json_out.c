@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/files.h"
 #include "report/report.h"
 #include "model/workload.h"
 
@@ -175,7 +176,7 @@ int report_json(const char *path, const struct run *r)
 {
     cJSON *root = build(r);
     char *text = cJSON_Print(root);
-    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    FILE *f = files_open_output(path);
     int rc = 0;
 
     if (!f) {
@@ -183,8 +184,7 @@ int report_json(const char *path, const struct run *r)
     } else {
         fputs(text, f);
         fputc('\n', f);
-        if (f != stdout && fclose(f) != 0)
-            rc = -1;
+        rc = files_close_output(f);
     }
     free(text);
     cJSON_Delete(root);

@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/files.h"
+#include "base/paths.h"
 #include "base/util.h"
 
 const char *const chart_tcat_color[TC_COUNT] = {
@@ -41,19 +43,10 @@ const char *const chart_tcat_label[TC_COUNT] = {
 
 int chart_make_dir(const char *dir)
 {
-    char *p = xstrdup(dir);
+    char msg[512];
 
-    for (char *q = p + 1; *q; q++) {
-        if (*q != '/')
-            continue;
-        *q = '\0';
-        if (mkdir(p, 0777) != 0 && errno != EEXIST)
-            break;
-        *q = '/';
-    }
-    free(p);
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "simtrain: error: cannot create '%s': %s\n", dir, strerror(errno));
+    if (files_make_dir(dir, msg, sizeof(msg)) != 0) {
+        fprintf(stderr, "simtrain: error: %s\n", msg);
         return -1;
     }
     return 0;
@@ -62,7 +55,7 @@ int chart_make_dir(const char *dir)
 FILE *chart_open_dat(const char *dir, const char *name)
 {
     char *path = xasprintf("%s/%s.dat", dir, name);
-    FILE *f = fopen(path, "w");
+    FILE *f = files_open_output(path);
 
     if (!f)
         fprintf(stderr, "simtrain: error: cannot write '%s': %s\n", path, strerror(errno));
@@ -72,7 +65,7 @@ FILE *chart_open_dat(const char *dir, const char *name)
 
 int chart_close_dat(FILE *f, const char *dir, const char *name)
 {
-    if (fclose(f) != 0) {
+    if (files_close_output(f) != 0) {
         fprintf(stderr, "simtrain: error: cannot write '%s/%s.dat': %s\n", dir, name,
                 strerror(errno));
         return -1;
@@ -82,14 +75,11 @@ int chart_close_dat(FILE *f, const char *dir, const char *name)
 
 /* ---- gnuplot ------------------------------------------------------------------------- */
 
-/* plots/NAME.gp under $SIMTRAIN_DATA, else the built-in data directory, else "."; or NULL. */
+/* plots/NAME.gp under $SIMTRAIN_DATA, else the data directory (paths.h), else "."; or NULL. */
 static char *script_path(const char *name)
 {
-    const char *dirs[3] = { getenv("SIMTRAIN_DATA"), NULL, "." };
+    const char *dirs[3] = { getenv("SIMTRAIN_DATA"), paths_data_dir(), "." };
 
-#ifdef SIMTRAIN_DATA_DIR
-    dirs[1] = SIMTRAIN_DATA_DIR;
-#endif
     for (size_t i = 0; i < ARRAY_LEN(dirs); i++) {
         char *path;
         if (!dirs[i] || !*dirs[i])

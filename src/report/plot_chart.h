@@ -26,7 +26,7 @@ extern const char *const chart_mcat_color[MC_COUNT];
 /* Legend text of the time categories ("forward", "TP comm", ...). */
 extern const char *const chart_tcat_label[TC_COUNT];
 
-/* Create DIR and its parents. Returns 0, or -1 with a message on stderr. */
+/* Create DIR unless it exists; its parent must exist. Returns 0, or -1 with a message on stderr. */
 int chart_make_dir(const char *dir);
 
 /*

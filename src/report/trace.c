@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "base/files.h"
 #include "report/report.h"
 #include "run/rank_list.h"
 
@@ -109,7 +110,7 @@ static void kept(FILE *f, const struct run *r)
 
 int trace_write(const char *path, const struct run *r)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+    FILE *f = files_open_output(path);
     int first = 1;
 
     if (!f)
@@ -121,7 +122,5 @@ int trace_write(const char *path, const struct run *r)
     fputs("\n]", f);
     kept(f, r);
     fputs("}\n", f);
-    if (f != stdout)
-        return fclose(f) == 0 ? 0 : -1;
-    return 0;
+    return files_close_output(f);
 }

@@ -3,9 +3,10 @@
  * MPI side lives in the module libsimtrain_mpi (src/mpi/mpi_module.c), built
  * where CMake finds MPI (option SIMTRAIN_MPI, OpenMPI from Debian:
  * libopenmpi-dev) and loaded here only for --mpi, so no other run loads
- * libmpi. Without it the function reports that MPI is absent.
+ * libmpi (installed under lib/simtrain of the prefix, base/paths.h). Without
+ * it the function reports that MPI is absent.
  */
-#define _GNU_SOURCE /* readlink(), RTLD_GLOBAL */
+#define _GNU_SOURCE /* RTLD_GLOBAL */
 
 #include "whatif/sweep.h"
 
@@ -14,9 +15,8 @@
 
 #ifdef SIMTRAIN_HAVE_MPI
 #include <dlfcn.h>
-#include <limits.h>
-#include <unistd.h>
 
+#include "base/paths.h"
 #include "mpi/mpi_module.h"
 
 struct shard_ctx {
@@ -32,32 +32,18 @@ static void run_shard(void *ctx, int rank, int size)
 }
 
 /*
- * The module: where this build put it (SIMTRAIN_MPI_MODULE), else beside the
- * executable. RTLD_GLOBAL, as OpenMPI's own components expect libmpi's
+ * The module: in the build tree or the install tree, as the executable is
+ * (base/paths.h). RTLD_GLOBAL, as OpenMPI's own components expect libmpi's
  * symbols to be global when an application loads it at run time.
  */
 static void *load_module(char *msg, size_t msglen)
 {
-    char self[PATH_MAX], path[PATH_MAX + 32];
-    ssize_t n;
-    void *h = dlopen(SIMTRAIN_MPI_MODULE, RTLD_NOW | RTLD_GLOBAL);
+    const char *path = paths_mpi_module();
+    void *h = path ? dlopen(path, RTLD_NOW | RTLD_GLOBAL) : NULL;
 
-    if (h)
-        return h;
-    n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (n > 0) {
-        char *slash;
-        self[n] = '\0';
-        slash = strrchr(self, '/');
-        if (slash) {
-            *slash = '\0';
-            snprintf(path, sizeof(path), "%s/libsimtrain_mpi.so", self);
-            h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
-        }
-    }
     if (!h)
-        snprintf(msg, msglen, "cannot load the MPI module (%s): %s", SIMTRAIN_MPI_MODULE,
-                 dlerror());
+        snprintf(msg, msglen, "cannot load the MPI module (%s): %s", path ? path : "?",
+                 path ? dlerror() : "no path");
     return h;
 }
 

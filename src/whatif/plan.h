@@ -124,4 +124,29 @@ void plan_describe(const struct plan_cand *c, char *buf, size_t n);
 
 const char *plan_reject_name(int reason);
 
+/* ---- outputs (plan_io.c) ---------------------------------------------------------------- */
+
+/* The text report of a search of scenario file `path`: header, top o->top, rejections. */
+void plan_print(FILE *f, const char *path, const struct plan_result *r, const struct plan_opts *o);
+
+/*
+ * CSV: one row per layout that fit by estimate (simulated or not), the format
+ * plan_merge() reads back. JSON: the search's counts and the final ranking's
+ * top `top`. Return 0, or -1 when f has an error.
+ */
+int plan_write_csv(const struct plan_result *r, FILE *f);
+int plan_write_json(const char *path, const struct plan_result *r, int top, FILE *f);
+
+/*
+ * Read the CSV files of shards (plan_write_csv()) and rank their simulated
+ * layouts that fit by `objective`, best first, ties by candidate number: the
+ * caller frees *out. Returns 0, or -1 with a message (file:line: ... for an
+ * unreadable file, the missing column for a file that is not a plan CSV).
+ */
+int plan_merge(const char *const *paths, int npaths, enum plan_objective objective,
+               struct plan_cand **out, long *n, char *msg, size_t msglen);
+
+/* The merged ranking's text: its count, then the top `top` in the report's table. */
+void plan_print_merged(FILE *f, const struct plan_cand *c, long n, int nfiles, int top);
+
 #endif

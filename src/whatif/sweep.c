@@ -132,7 +132,9 @@ int sweep_add_axis(struct sweep *sw, const char *arg, char *msg, size_t msglen)
         }
     }
     if (sw->npoints * ax.nvalues > SWEEP_MAX_POINTS) {
-        snprintf(msg, msglen, "the sweep would have more than %ld points", SWEEP_MAX_POINTS);
+        snprintf(msg, msglen,
+                 "the sweep would have more than %ld points, the most even with --force",
+                 SWEEP_MAX_POINTS);
         keep_axis(sw, &ax);
         return -1;
     }
@@ -140,6 +142,21 @@ int sweep_add_axis(struct sweep *sw, const char *arg, char *msg, size_t msglen)
     sw->dp_axis |= strcmp(ax.key, "parallelism.dp") == 0;
     keep_axis(sw, &ax);
     return 0;
+}
+
+void sweep_note_inputs(const struct sweep *sw)
+{
+    long stride = 1;
+
+    for (int a = sw->naxes - 1; a >= 0; a--) {
+        for (int v = 0; v < sw->axes[a].nvalues && sw->axes[a].ref; v++) {
+            struct scenario s, *owned;
+            char msg[256];
+            (void)sweep_point_scenario(sw, v * stride, &s, &owned, msg, sizeof(msg));
+            cfg_free(owned);
+        }
+        stride *= sw->axes[a].nvalues;
+    }
 }
 
 int sweep_value_index(const struct sweep *sw, long index, int a)

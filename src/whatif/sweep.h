@@ -43,8 +43,15 @@
 #include "prog/prog.h"
 #include "run/totals.h"
 
-#define SWEEP_MAX_POINTS 1000000L
-#define SWEEP_MAX_AXES   8
+/*
+ * Size limits. A sweep of more than SWEEP_DEFAULT_LIMIT points (each one a
+ * full simulation: minutes to hours of work, and a typo in a --vary list can
+ * multiply it) is refused unless the caller forces it; none may exceed
+ * SWEEP_MAX_POINTS (point indices and the per-group records stay small).
+ */
+#define SWEEP_DEFAULT_LIMIT 10000L
+#define SWEEP_MAX_POINTS    1000000L
+#define SWEEP_MAX_AXES      8
 
 struct sweep_axis {
     char *key;     /* dotted key, e.g. "cluster.nodes" */
@@ -107,6 +114,13 @@ void sweep_release(struct sweep *sw);
  */
 int sweep_add_axis(struct sweep *sw, const char *arg, char *msg, size_t msglen);
 
+/*
+ * Load each file a reference axis names (`--vary hardware=a.yaml,b.yaml`)
+ * once, so that every input of the sweep is known (base/files.h) before its
+ * outputs are opened. Errors are left to the points that use the value.
+ */
+void sweep_note_inputs(const struct sweep *sw);
+
 /* Value index of axis `a` at point `index`. */
 int sweep_value_index(const struct sweep *sw, long index, int a);
 
@@ -137,6 +151,33 @@ void sweep_run(const struct sweep *sw, int k, int n, struct sweep_point *pts, FI
  */
 int sweep_run_mpi(const struct sweep *sw, struct sweep_point *pts, char *msg, size_t msglen);
 
+/*
+ * Where points go as they finish: called once per point of the shard, in
+ * index order, with every field final (efficiencies included).
+ */
+struct sweep_sink {
+    void (*point)(void *ctx, const struct sweep *sw, const struct sweep_point *p);
+    void *ctx;
+};
+
+/*
+ * Evaluate the points of shard k of n (n = 1: all) and hand each to `sink` in
+ * index order as soon as its row is final (sweep_stream.c). With n = 1 the
+ * efficiencies are those of sweep_efficiency() over the whole sweep: when a
+ * group's first point comes up, its base (the valid point with the fewest
+ * GPUs that fits, first on ties) is found first, trying the group's points
+ * by GPU count, so rows can be written in order without holding the sweep.
+ * Memory: one small record per group, the points simulated ahead of their
+ * turn while a base was sought (at most SWEEP_STREAM_HELD; beyond that they
+ * are simulated again when their turn comes), nothing per point otherwise.
+ * With n > 1 no efficiency is computed (sweep_merge() does) and points are
+ * evaluated in order. `progress` (may be NULL) receives a line per point
+ * simulated.
+ */
+#define SWEEP_STREAM_HELD 1024
+void sweep_stream(const struct sweep *sw, int k, int n, const struct sweep_sink *sink,
+                  FILE *progress);
+
 /* Group the points and fill base, speedup and the efficiencies. */
 void sweep_efficiency(const struct sweep *sw, struct sweep_point *pts, long n);
 
@@ -154,13 +195,47 @@ int sweep_write_json(const struct sweep *sw, const struct sweep_point *pts, long
 void sweep_print(const struct sweep *sw, const struct sweep_point *pts, long n, FILE *f);
 
 /*
+ * The same outputs a row at a time, for points that stream (sweep_stream()):
+ * the header, one call per point (SP_NOT_RUN points write nothing), the
+ * footer. The whole-sweep writers above are these in sequence.
+ */
+void sweep_csv_header(const struct sweep *sw, FILE *f);
+void sweep_csv_row(const struct sweep *sw, const struct sweep_point *p, FILE *f);
+void sweep_json_begin(const struct sweep *sw, FILE *f);
+void sweep_json_point(const struct sweep *sw, const struct sweep_point *p, bool first, FILE *f);
+void sweep_json_end(FILE *f);
+void sweep_print_header(const struct sweep *sw, FILE *f);
+void sweep_print_row(const struct sweep *sw, const struct sweep_point *p, FILE *f);
+void sweep_print_footer(const struct sweep *sw, FILE *f);
+
+/*
+ * A sink that writes each point as it arrives: the text table to `text`, CSV
+ * rows to `csv`, JSON points to `json` (each may be NULL), flushed after
+ * every point so that a reader sees the rows as they finish; with `keep`,
+ * every point is also kept (the charts need them all). begin writes the
+ * headers, end the footers; release frees the kept points.
+ */
+struct sweep_writer {
+    FILE *text, *csv, *json;
+    bool keep;
+    struct sweep_point *kept; /* with keep: every point written, in index order */
+    long nkept;
+    size_t cap_kept;
+    bool written; /* a JSON point has been written */
+};
+void sweep_writer_begin(struct sweep_writer *w, const struct sweep *sw);
+void sweep_writer_point(void *w, const struct sweep *sw, const struct sweep_point *p);
+void sweep_writer_end(struct sweep_writer *w, const struct sweep *sw);
+void sweep_writer_release(struct sweep_writer *w);
+
+/*
  * Read CSV files written by sweep_write_csv() (typically one per shard) back
  * into a sweep description and points: axes from the columns between `index`
  * and `status`, values in first-seen order. The caller releases *sw with
  * sweep_release() and frees *pts. Returns 0, or -1 with a message.
  */
-int sweep_merge(char **paths, int npaths, struct sweep *sw, struct sweep_point **pts, long *n,
-                char *msg, size_t msglen);
+int sweep_merge(const char *const *paths, int npaths, struct sweep *sw, struct sweep_point **pts,
+                long *n, char *msg, size_t msglen);
 
 const char *sweep_status_name(int status);
 

@@ -124,10 +124,8 @@ static void num_field(FILE *f, bool ok, double v)
         fputc(',', f);
 }
 
-int sweep_write_csv(const struct sweep *sw, const struct sweep_point *pts, long n, FILE *f)
+void sweep_csv_header(const struct sweep *sw, FILE *f)
 {
-    double v[ARRAY_LEN(metric_cols)];
-    bool ok[ARRAY_LEN(metric_cols)];
     char col[48];
 
     fputs("index", f);
@@ -147,38 +145,45 @@ int sweep_write_csv(const struct sweep *sw, const struct sweep_point *pts, long 
         fprintf(f, ",%s", col);
     }
     fputs(",reason\n", f);
-    for (long i = 0; i < n; i++) {
-        const struct sweep_point *p = &pts[i];
-        bool sim = sweep_point_simulated(p);
-        int m;
-        if (p->status == SP_NOT_RUN)
-            continue;
-        fprintf(f, "%ld", p->index);
-        for (int a = 0; a < sw->naxes; a++) {
-            fputc(',', f);
-            csv_text(f, sw->axes[a].values[p->vidx[a]]);
-        }
-        fprintf(f, ",%s,%s", sweep_status_name(p->status), sw->weak ? "weak" : "strong");
-        m = point_numbers(p, v, ok);
-        for (int c = 0; c < m; c++)
-            num_field(f, ok[c], v[c]);
-        for (int c = 0; c < TC_COUNT; c++)
-            num_field(f, sim, p->breakdown_s[c]);
-        for (int c = 0; c < MC_COUNT; c++)
-            num_field(f, sim, p->mem_bytes[c]);
-        fputc(',', f);
-        csv_text(f, p->reason);
-        fputc('\n', f);
-    }
-    return ferror(f) ? -1 : 0;
 }
 
-int sweep_write_json(const struct sweep *sw, const struct sweep_point *pts, long n, FILE *f)
+void sweep_csv_row(const struct sweep *sw, const struct sweep_point *p, FILE *f)
 {
     double v[ARRAY_LEN(metric_cols)];
     bool ok[ARRAY_LEN(metric_cols)];
-    bool first = true;
+    bool sim = sweep_point_simulated(p);
+    int m;
 
+    if (p->status == SP_NOT_RUN)
+        return;
+    fprintf(f, "%ld", p->index);
+    for (int a = 0; a < sw->naxes; a++) {
+        fputc(',', f);
+        csv_text(f, sw->axes[a].values[p->vidx[a]]);
+    }
+    fprintf(f, ",%s,%s", sweep_status_name(p->status), sw->weak ? "weak" : "strong");
+    m = point_numbers(p, v, ok);
+    for (int c = 0; c < m; c++)
+        num_field(f, ok[c], v[c]);
+    for (int c = 0; c < TC_COUNT; c++)
+        num_field(f, sim, p->breakdown_s[c]);
+    for (int c = 0; c < MC_COUNT; c++)
+        num_field(f, sim, p->mem_bytes[c]);
+    fputc(',', f);
+    csv_text(f, p->reason);
+    fputc('\n', f);
+}
+
+int sweep_write_csv(const struct sweep *sw, const struct sweep_point *pts, long n, FILE *f)
+{
+    sweep_csv_header(sw, f);
+    for (long i = 0; i < n; i++)
+        sweep_csv_row(sw, &pts[i], f);
+    return ferror(f) ? -1 : 0;
+}
+
+void sweep_json_begin(const struct sweep *sw, FILE *f)
+{
     fputs("{\n  \"scenario\": ", f);
     fput_json_string(f, sw->path ? sw->path : "");
     fprintf(f, ",\n  \"scaling\": \"%s\",\n  \"axes\": [", sw->weak ? "weak" : "strong");
@@ -193,92 +198,187 @@ int sweep_write_json(const struct sweep *sw, const struct sweep_point *pts, long
         fputs("]}", f);
     }
     fputs("\n  ],\n  \"points\": [", f);
-    for (long i = 0; i < n; i++) {
-        const struct sweep_point *p = &pts[i];
-        int m;
-        if (p->status == SP_NOT_RUN)
-            continue;
-        fprintf(f, "%s\n    {\"index\": %ld, \"values\": {", first ? "" : ",", p->index);
-        first = false;
-        for (int a = 0; a < sw->naxes; a++) {
-            fputs(a ? ", " : "", f);
-            fput_json_string(f, sw->axes[a].key);
-            fputs(": ", f);
-            fput_json_string(f, sw->axes[a].values[p->vidx[a]]);
-        }
-        fprintf(f, "}, \"status\": \"%s\"", sweep_status_name(p->status));
-        m = point_numbers(p, v, ok);
-        for (int c = 0; c < m; c++)
-            if (ok[c])
-                fprintf(f, ", \"%s\": %.10g", metric_cols[c], v[c]);
-        if (sweep_point_simulated(p)) {
-            fputs(", \"breakdown_s\": {", f);
-            for (int c = 0; c < TC_COUNT; c++)
-                fprintf(f, "%s\"%s\": %.9g", c ? ", " : "", tcat_name(c), p->breakdown_s[c]);
-            fputs("}, \"memory_at_peak_bytes\": {", f);
-            for (int c = 0; c < MC_COUNT; c++)
-                fprintf(f, "%s\"%s\": %.9g", c ? ", " : "", mcat_name(c), p->mem_bytes[c]);
-            fputc('}', f);
-        }
-        if (p->reason[0]) {
-            fputs(", \"reason\": ", f);
-            fput_json_string(f, p->reason);
-        }
+}
+
+void sweep_json_point(const struct sweep *sw, const struct sweep_point *p, bool first, FILE *f)
+{
+    double v[ARRAY_LEN(metric_cols)];
+    bool ok[ARRAY_LEN(metric_cols)];
+    int m;
+
+    fprintf(f, "%s\n    {\"index\": %ld, \"values\": {", first ? "" : ",", p->index);
+    for (int a = 0; a < sw->naxes; a++) {
+        fputs(a ? ", " : "", f);
+        fput_json_string(f, sw->axes[a].key);
+        fputs(": ", f);
+        fput_json_string(f, sw->axes[a].values[p->vidx[a]]);
+    }
+    fprintf(f, "}, \"status\": \"%s\"", sweep_status_name(p->status));
+    m = point_numbers(p, v, ok);
+    for (int c = 0; c < m; c++)
+        if (ok[c])
+            fprintf(f, ", \"%s\": %.10g", metric_cols[c], v[c]);
+    if (sweep_point_simulated(p)) {
+        fputs(", \"breakdown_s\": {", f);
+        for (int c = 0; c < TC_COUNT; c++)
+            fprintf(f, "%s\"%s\": %.9g", c ? ", " : "", tcat_name(c), p->breakdown_s[c]);
+        fputs("}, \"memory_at_peak_bytes\": {", f);
+        for (int c = 0; c < MC_COUNT; c++)
+            fprintf(f, "%s\"%s\": %.9g", c ? ", " : "", mcat_name(c), p->mem_bytes[c]);
         fputc('}', f);
     }
+    if (p->reason[0]) {
+        fputs(", \"reason\": ", f);
+        fput_json_string(f, p->reason);
+    }
+    fputc('}', f);
+}
+
+void sweep_json_end(FILE *f)
+{
     fputs("\n  ]\n}\n", f);
+}
+
+int sweep_write_json(const struct sweep *sw, const struct sweep_point *pts, long n, FILE *f)
+{
+    bool first = true;
+
+    sweep_json_begin(sw, f);
+    for (long i = 0; i < n; i++) {
+        if (pts[i].status == SP_NOT_RUN)
+            continue;
+        sweep_json_point(sw, &pts[i], first, f);
+        first = false;
+    }
+    sweep_json_end(f);
     return ferror(f) ? -1 : 0;
 }
 
 /* ---- text table ---------------------------------------------------------------------- */
 
-void sweep_print(const struct sweep *sw, const struct sweep_point *pts, long n, FILE *f)
+static bool has_size_axis(const struct sweep *sw)
 {
-    const double gib = 1024.0 * 1024.0 * 1024.0;
-    int w[SWEEP_MAX_AXES];
-    bool size = false;
-
-    for (int a = 0; a < sw->naxes; a++) {
-        size |= sw->axes[a].size;
-        w[a] = (int)strlen(sw->axes[a].key);
-        for (int x = 0; x < sw->axes[a].nvalues; x++)
-            if ((int)strlen(sw->axes[a].values[x]) > w[a])
-                w[a] = (int)strlen(sw->axes[a].values[x]);
-    }
     for (int a = 0; a < sw->naxes; a++)
-        fprintf(f, "%-*s  ", w[a], sw->axes[a].key);
+        if (sw->axes[a].size)
+            return true;
+    return false;
+}
+
+/* Width of axis a's column: its key or its longest value. */
+static int axis_width(const struct sweep *sw, int a)
+{
+    int w = (int)strlen(sw->axes[a].key);
+
+    for (int x = 0; x < sw->axes[a].nvalues; x++)
+        if ((int)strlen(sw->axes[a].values[x]) > w)
+            w = (int)strlen(sw->axes[a].values[x]);
+    return w;
+}
+
+void sweep_print_header(const struct sweep *sw, FILE *f)
+{
+    bool size = has_size_axis(sw);
+
+    for (int a = 0; a < sw->naxes; a++)
+        fprintf(f, "%-*s  ", axis_width(sw, a), sw->axes[a].key);
     fprintf(f, "%5s  %-12s %10s %10s %6s %9s %8s %7s %10s %9s\n", "GPUs", "dp x tp x pp", "step",
             "tok/s/GPU", "MFU", "memory", size ? "speedup" : "vs base",
             size ? (sw->weak ? "weak" : "strong") : "", "to train", "cost");
-    for (long i = 0; i < n; i++) {
-        const struct sweep_point *p = &pts[i];
-        char lay[32], step[32], dur[32], cost[32];
-        if (p->status == SP_NOT_RUN)
-            continue;
-        for (int a = 0; a < sw->naxes; a++)
-            fprintf(f, "%-*s  ", w[a], sw->axes[a].values[p->vidx[a]]);
-        if (!sweep_point_simulated(p)) {
-            fprintf(f, "%s: %s\n", p->status == SP_INVALID ? "invalid" : "not simulated",
-                    p->reason);
-            continue;
-        }
-        snprintf(lay, sizeof(lay), "%d x %d x %d", p->dp, p->tp, p->pp);
-        report_fmt_time(p->step_s, step, sizeof(step));
-        totals_fmt_duration(&p->tt, dur, sizeof(dur));
-        totals_fmt_cost(&p->tt, cost, sizeof(cost));
-        fprintf(f, "%5d  %-12s %10s %10.0f %5.1f%% %5.1f GiB", p->gpus, lay, step,
-                p->tokens_per_s_per_gpu, 100 * p->mfu, p->peak_bytes / gib);
-        if (p->base >= 0 && size)
-            fprintf(f, " %7.2fx %6.1f%%", p->speedup,
-                    100 * (sw->weak ? p->weak_eff : p->strong_eff));
-        else if (p->base >= 0)
-            fprintf(f, " %7.2fx %7s", p->speedup, "");
-        else
-            fprintf(f, " %8s %7s", "-", "");
-        fprintf(f, " %10s %9s%s\n", dur, cost, p->status == SP_OOM ? "  OUT OF MEMORY" : "");
+}
+
+void sweep_print_row(const struct sweep *sw, const struct sweep_point *p, FILE *f)
+{
+    const double gib = 1024.0 * 1024.0 * 1024.0;
+    char lay[32], step[32], dur[32], cost[32];
+    bool size = has_size_axis(sw);
+
+    if (p->status == SP_NOT_RUN)
+        return;
+    for (int a = 0; a < sw->naxes; a++)
+        fprintf(f, "%-*s  ", axis_width(sw, a), sw->axes[a].values[p->vidx[a]]);
+    if (!sweep_point_simulated(p)) {
+        fprintf(f, "%s: %s\n", p->status == SP_INVALID ? "invalid" : "not simulated", p->reason);
+        return;
     }
-    if (!size)
+    snprintf(lay, sizeof(lay), "%d x %d x %d", p->dp, p->tp, p->pp);
+    report_fmt_time(p->step_s, step, sizeof(step));
+    totals_fmt_duration(&p->tt, dur, sizeof(dur));
+    totals_fmt_cost(&p->tt, cost, sizeof(cost));
+    fprintf(f, "%5d  %-12s %10s %10.0f %5.1f%% %5.1f GiB", p->gpus, lay, step,
+            p->tokens_per_s_per_gpu, 100 * p->mfu, p->peak_bytes / gib);
+    if (p->base >= 0 && size)
+        fprintf(f, " %7.2fx %6.1f%%", p->speedup, 100 * (sw->weak ? p->weak_eff : p->strong_eff));
+    else if (p->base >= 0)
+        fprintf(f, " %7.2fx %7s", p->speedup, "");
+    else
+        fprintf(f, " %8s %7s", "-", "");
+    fprintf(f, " %10s %9s%s\n", dur, cost, p->status == SP_OOM ? "  OUT OF MEMORY" : "");
+}
+
+void sweep_print_footer(const struct sweep *sw, FILE *f)
+{
+    if (!has_size_axis(sw))
         fprintf(f, "vs base: step-time speedup against the first point that fits\n");
+}
+
+void sweep_print(const struct sweep *sw, const struct sweep_point *pts, long n, FILE *f)
+{
+    sweep_print_header(sw, f);
+    for (long i = 0; i < n; i++)
+        sweep_print_row(sw, &pts[i], f);
+    sweep_print_footer(sw, f);
+}
+
+/* ---- streaming ------------------------------------------------------------------------ */
+
+void sweep_writer_begin(struct sweep_writer *w, const struct sweep *sw)
+{
+    if (w->text)
+        sweep_print_header(sw, w->text);
+    if (w->csv)
+        sweep_csv_header(sw, w->csv);
+    if (w->json)
+        sweep_json_begin(sw, w->json);
+}
+
+void sweep_writer_point(void *ctx, const struct sweep *sw, const struct sweep_point *p)
+{
+    struct sweep_writer *w = ctx;
+
+    if (p->status == SP_NOT_RUN)
+        return;
+    if (w->text) {
+        sweep_print_row(sw, p, w->text);
+        fflush(w->text);
+    }
+    if (w->csv) {
+        sweep_csv_row(sw, p, w->csv);
+        fflush(w->csv);
+    }
+    if (w->json) {
+        sweep_json_point(sw, p, !w->written, w->json);
+        w->written = true;
+        fflush(w->json);
+    }
+    if (w->keep) {
+        grow_array((void **)&w->kept, &w->cap_kept, (size_t)w->nkept + 1, sizeof(*w->kept));
+        w->kept[w->nkept++] = *p;
+    }
+}
+
+void sweep_writer_end(struct sweep_writer *w, const struct sweep *sw)
+{
+    if (w->text)
+        sweep_print_footer(sw, w->text);
+    if (w->json)
+        sweep_json_end(w->json);
+}
+
+void sweep_writer_release(struct sweep_writer *w)
+{
+    free(w->kept);
+    w->kept = NULL;
+    w->nkept = 0;
 }
 
 /* ---- merging shard files ------------------------------------------------------------- */
@@ -355,8 +455,8 @@ static int by_index(const void *a, const void *b)
     return (x->index > y->index) - (x->index < y->index);
 }
 
-int sweep_merge(char **paths, int npaths, struct sweep *sw, struct sweep_point **pts, long *n,
-                char *msg, size_t msglen)
+int sweep_merge(const char *const *paths, int npaths, struct sweep *sw, struct sweep_point **pts,
+                long *n, char *msg, size_t msglen)
 {
     size_t cap = 0;
 
@@ -368,7 +468,10 @@ int sweep_merge(char **paths, int npaths, struct sweep *sw, struct sweep_point *
         struct csv_table *t = csv_read_file(paths[k], &err);
         int st;
         if (!t) {
-            snprintf(msg, msglen, "%s:%d: %s", paths[k], err.line, err.msg);
+            if (err.line > 0)
+                snprintf(msg, msglen, "%s:%d: %s", paths[k], err.line, err.msg);
+            else
+                snprintf(msg, msglen, "%s", err.msg); /* names the file */
             return -1;
         }
         st = csv_column(t, "status");

@@ -5,7 +5,7 @@
 # says why the numbers moved. Run from the repository root.
 set -u
 bin=${1:?usage: tests/cli/golden.sh SIMTRAIN}
-tmp=${TMPDIR:-/tmp}/simtrain-golden.$$
+tmp=$(mktemp)
 failures=0
 for golden in tests/golden/*.json; do
     name=$(basename "$golden" .json)

@@ -41,6 +41,22 @@ head -n 1 "$tmp/all.csv" | grep -q '^index,cluster.nodes,training.recompute,stat
 grep -q '"points"' "$tmp/all.json" || fail "sweep JSON has no points"
 grep -q 'strong' "$tmp/table.txt" || fail "sweep table has no efficiency column"
 
+# the number of points first, on stderr; rows are the same streamed to standard output
+grep -qxF "simtrain sweep: 6 points (3 x 2)" "$tmp/err" || fail "sweep count line: $(head -n 1 "$tmp/err")"
+"$bin" sweep "$s" $vary --csv - 2>/dev/null | cmp -s - "$tmp/all.csv" ||
+    fail "sweep --csv - differs from --csv FILE"
+# more than 10,000 points: refused (exit 1, nothing simulated) unless --force
+many=$(seq -s, 1 101)
+"$bin" sweep "$s" --vary training.tokens="$many" --vary training.price_per_gpu_hour="$many" \
+    >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 1 ] && grep -qxF "simtrain sweep: error: 10201 points (101 x 101) exceed the limit of 10000: each point is a simulation; narrow the axes, split the sweep with --shard K/N, or pass --force" "$tmp/err" ||
+    fail "10201-point sweep: exit $rc: $(cat "$tmp/err")"
+[ -s "$tmp/out" ] && fail "10201-point sweep printed rows"
+"$bin" sweep "$s" --vary training.tokens="$many" --vary training.price_per_gpu_hour="$many" \
+    --force --shard 0/5000 --csv "$tmp/forced.csv" -q 2>"$tmp/err" || fail "--force exit $?"
+[ "$(wc -l <"$tmp/forced.csv")" -eq 4 ] || fail "--force --shard 0/5000: $(wc -l <"$tmp/forced.csv") lines, want 3 points and a header"
+
 # shards: three job-array tasks, merged, give the same points and numbers
 for k in 0 1 2; do
     "$bin" sweep "$s" $vary --shard "$k/3" --csv "$tmp/part$k.csv" -q 2>/dev/null ||

@@ -1,5 +1,5 @@
 /*
- * cmd_collective_validate.c - `simtrain collective --validate CSV`: the
+ * nccl_validate.c - `simtrain collective --validate CSV` (nccl_validate.h): the
  * collective model alone (calibration files ignored, since calibrations are
  * fitted to these very figures) against published NCCL measurements
  * (tests/validation/nccl.csv, format of validation/sources/nccl.csv), row by
@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cmd_collective.h"
+#include "fit/nccl_validate.h"
+
+#include "net/bench.h"
 #include "net/collective.h"
 #include "config/config.h"
 #include "base/csv.h"
@@ -137,7 +139,7 @@ static double predict(const struct hardware *hw0, struct vrow *v)
 
     hw.ncoll_cal = 0; /* the model alone: calibrations come from these very figures */
     hw.coll_cal = NULL;
-    t = cmd_collective_place(&hw, v->gpus, v->nodes, &g, &last);
+    t = bench_place(&hw, v->gpus, v->nodes, &g, &last);
     topo_free(t);
     coll_estimate(&hw, &cfg, &g, v->op, v->bytes, &c);
     v->ran = c.algo;
@@ -164,7 +166,7 @@ static int cmp_double(const void *a, const void *b)
 
 /* Summary of one band: n, median and max |error|, and how many meet `target`. */
 static void band_summary(const struct vrow *rows, int n, int band, double target, const char *name,
-                         bool md)
+                         bool md, FILE *out)
 {
     double *e = xmalloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
     int k = 0, ok = 0, i;
@@ -181,17 +183,17 @@ static void band_summary(const struct vrow *rows, int n, int band, double target
     if (k == 0)
         ;
     else if (md)
-        printf("| %s | %d | %.1f %% | %.1f %% | %d of %d within %.0f %% |\n", name, k,
-               100 * (k % 2 ? e[k / 2] : (e[k / 2 - 1] + e[k / 2]) / 2), 100 * e[k - 1], ok, k,
-               100 * target);
+        fprintf(out, "| %s | %d | %.1f %% | %.1f %% | %d of %d within %.0f %% |\n", name, k,
+                100 * (k % 2 ? e[k / 2] : (e[k / 2 - 1] + e[k / 2]) / 2), 100 * e[k - 1], ok, k,
+                100 * target);
     else
-        printf("%-34s n=%-3d median |err| %5.1f %%  max %5.1f %%  %d of %d within %.0f %%\n", name,
-               k, 100 * (k % 2 ? e[k / 2] : (e[k / 2 - 1] + e[k / 2]) / 2), 100 * e[k - 1], ok, k,
-               100 * target);
+        fprintf(out, "%-34s n=%-3d median |err| %5.1f %%  max %5.1f %%  %d of %d within %.0f %%\n",
+                name, k, 100 * (k % 2 ? e[k / 2] : (e[k / 2 - 1] + e[k / 2]) / 2), 100 * e[k - 1],
+                ok, k, 100 * target);
     free(e);
 }
 
-static void print_vrow(const struct vrow *v, bool md)
+static void print_vrow(const struct vrow *v, bool md, FILE *out)
 {
     char meas[32], size[32], ran[40], pred[32];
 
@@ -204,20 +206,21 @@ static void print_vrow(const struct vrow *v, bool md)
              proto_name(v->ran_proto));
     snprintf(pred, sizeof(pred), "%.4g%s", v->pred, v->floored ? "*" : "");
     if (md && v->skip)
-        printf("| %d | %s | | | | | | | %s | | skipped: %s |\n", v->line, v->label, meas, v->skip);
+        fprintf(out, "| %d | %s | | | | | | | %s | | skipped: %s |\n", v->line, v->label, meas,
+                v->skip);
     else if (md)
-        printf("| %d | %s | %s | %s | %d | %s | %s | %s | %s %s | %s | %+.1f %% |\n", v->line,
-               v->label, v->stem, coll_op_name(v->op), v->gpus, size, algo_name(v->algo), ran, meas,
-               v->algbw ? "algbw" : "busbw", pred, 100 * v->err);
+        fprintf(out, "| %d | %s | %s | %s | %d | %s | %s | %s | %s %s | %s | %+.1f %% |\n", v->line,
+                v->label, v->stem, coll_op_name(v->op), v->gpus, size, algo_name(v->algo), ran,
+                meas, v->algbw ? "algbw" : "busbw", pred, 100 * v->err);
     else if (v->skip)
-        printf("%5d %-28.28s skipped: %s\n", v->line, v->label, v->skip);
+        fprintf(out, "%5d %-28.28s skipped: %s\n", v->line, v->label, v->skip);
     else
-        printf("%5d %-28.28s %-13s %-10s %3d %11s %-5s %-16s %10s %10s  %+7.1f %%\n", v->line,
-               v->label, v->stem, coll_op_name(v->op), v->gpus, size, algo_name(v->algo), ran, meas,
-               pred, 100 * v->err);
+        fprintf(out, "%5d %-28.28s %-13s %-10s %3d %11s %-5s %-16s %10s %10s  %+7.1f %%\n", v->line,
+                v->label, v->stem, coll_op_name(v->op), v->gpus, size, algo_name(v->algo), ran,
+                meas, pred, 100 * v->err);
 }
 
-int cmd_collective_validate(const char *path, bool markdown)
+int nccl_validate_file(const char *path, bool markdown, FILE *out)
 {
     struct csv_error cerr;
     struct csv_table *tab = csv_read_file(path, &cerr);
@@ -257,28 +260,30 @@ int cmd_collective_validate(const char *path, bool markdown)
         rows[i].err = rel_error(&rows[i]);
     }
     if (markdown) {
-        printf("| line | source | hardware | op | GPUs | size (B) | NCCL_ALGO | model ran | "
-               "measured (GB/s) | model (GB/s) | error |\n"
-               "|---|---|---|---|---|---|---|---|---|---|---|\n");
+        fprintf(out, "| line | source | hardware | op | GPUs | size (B) | NCCL_ALGO | model ran | "
+                     "measured (GB/s) | model (GB/s) | error |\n"
+                     "|---|---|---|---|---|---|---|---|---|---|---|\n");
     } else {
-        printf("# simtrain collective --validate %s: the model alone (calibration ignored);\n"
-               "# times as nccl-tests measures them: -n iterations enqueued back to back,\n"
-               "# host launches (1 per GPU, or N per thread with -g N) overlapping the GPUs;\n"
-               "# * = the host's launches set the pace\n",
-               path);
-        printf("%5s %-28s %-13s %-10s %3s %11s %-5s %-16s %10s %10s  %8s\n", "line", "source",
-               "hardware", "op", "n", "size(B)", "algo", "model ran", "measured", "model", "error");
+        fprintf(out,
+                "# simtrain collective --validate %s: the model alone (calibration ignored);\n"
+                "# times as nccl-tests measures them: -n iterations enqueued back to back,\n"
+                "# host launches (1 per GPU, or N per thread with -g N) overlapping the GPUs;\n"
+                "# * = the host's launches set the pace\n",
+                path);
+        fprintf(out, "%5s %-28s %-13s %-10s %3s %11s %-5s %-16s %10s %10s  %8s\n", "line", "source",
+                "hardware", "op", "n", "size(B)", "algo", "model ran", "measured", "model",
+                "error");
     }
     for (i = 0; i < tab->nrows; i++)
-        print_vrow(&rows[i], markdown);
+        print_vrow(&rows[i], markdown, out);
     if (markdown)
-        printf("\n| band | n | median abs error | max abs error | within target |\n"
-               "|---|---|---|---|---|\n");
+        fprintf(out, "\n| band | n | median abs error | max abs error | within target |\n"
+                     "|---|---|---|---|---|\n");
     else
-        printf("\n");
-    band_summary(rows, tab->nrows, 0, 0.10, "8-GPU nodes, size >= 64 MiB", markdown);
-    band_summary(rows, tab->nrows, 1, 0.25, "8-GPU nodes, size < 64 MiB", markdown);
-    band_summary(rows, tab->nrows, 2, 0.10, "maintainer figures (peak)", markdown);
+        fputc('\n', out);
+    band_summary(rows, tab->nrows, 0, 0.10, "8-GPU nodes, size >= 64 MiB", markdown, out);
+    band_summary(rows, tab->nrows, 1, 0.25, "8-GPU nodes, size < 64 MiB", markdown, out);
+    band_summary(rows, tab->nrows, 2, 0.10, "maintainer figures (peak)", markdown, out);
     for (j = 0; j < nhw; j++)
         cfg_free_hw(hws[j]);
     free(rows);

@@ -1,0 +1,28 @@
+/*
+ * memory_report.h - the text of `simtrain memory` before its what-if table:
+ * what is simulated, the memory per GPU at the simulated peak by category
+ * (the engine's tracker: every byte attributed, the categories sum to the
+ * peak) with how each category is counted, the verdict against the GPU's
+ * capacity with the headroom, the step time by part and, for a data-parallel
+ * run or when asked, the model states per GPU under each ZeRO stage (ZeRO's
+ * Figure 1, ZERO §5).
+ */
+#ifndef SIMTRAIN_MEMORY_REPORT_H
+#define SIMTRAIN_MEMORY_REPORT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "run/run.h"
+
+/*
+ * Print the report of run r to f. `psi` is the parameter count of the ZeRO
+ * stage table (0: the model's; the table is printed when psi > 0 or the run
+ * is data-parallel).
+ */
+void memory_report_print(FILE *f, const struct run *r, double psi);
+
+/* "12.3 GiB", or "512 MiB" below 0.1 GiB: the unit of every memory figure of the report. */
+void memory_report_fmt_bytes(double bytes, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,370 @@
+/*
+ * plan_io.c - what `simtrain plan` writes and reads back (plan.h): the text
+ * report of a search, its CSV (every layout that fit by estimate) and JSON
+ * (the final ranking), and the merge of the CSV files of shards into one
+ * ranking of their simulated layouts.
+ */
+#include "whatif/plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/csv.h"
+#include "model/workload.h"
+#include "report/report.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+/* ---- text ----------------------------------------------------------------------------- */
+
+static void fmt_int(long v, char *buf, size_t n)
+{
+    char tmp[32];
+    int len = snprintf(tmp, sizeof(tmp), "%ld", v), o = 0;
+
+    for (int i = 0; i < len && o + 2 < (int)n; i++) {
+        if (i > 0 && (len - i) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = tmp[i];
+    }
+    buf[o] = '\0';
+}
+
+static void table_header(FILE *f, bool gpus)
+{
+    fprintf(f, "  #  %s%-52s %10s %10s %6s %9s %9s %9s %9s\n", gpus ? " GPUs " : "", "layout",
+            "step (sim)", "step (est)", "MFU", "memory", "tok/s/GPU", "to train", "cost");
+}
+
+static void table_row(FILE *f, int rank, const struct plan_cand *c, bool gpus)
+{
+    char d[160], sim[32], est[32], dur[32], cost[32];
+
+    plan_describe(c, d, sizeof(d));
+    report_fmt_time(c->sim_step_s, sim, sizeof(sim));
+    report_fmt_time(c->est.step_s, est, sizeof(est));
+    totals_fmt_duration(&c->tt, dur, sizeof(dur));
+    totals_fmt_cost(&c->tt, cost, sizeof(cost));
+    fprintf(f, "%3d  ", rank);
+    if (gpus)
+        fprintf(f, "%5d ", c->gpus);
+    fprintf(f, "%-52s %10s %10s %5.1f%% %5.1f GiB %9.0f %9s %9s\n", d, sim, est, 100 * c->sim_mfu,
+            c->sim_peak_bytes / GIB, c->sim_tokens_per_s / c->gpus, dur, cost);
+}
+
+void plan_print(FILE *f, const char *path, const struct plan_result *r, const struct plan_opts *o)
+{
+    const struct scenario *s = r->base;
+    bool gpus = o->ngpus > 1;
+    char a[32], b[32], c[32], params[32];
+    long rejected = 0;
+
+    snprintf(params, sizeof(params), "%.2f B", workload_params_total(&s->model) / 1e9);
+    fprintf(f, "simtrain plan: %s\n", path);
+    fprintf(f, "  %s (%s parameters), global batch %d x %d tokens, on ", s->model.name, params,
+            s->train.global_batch, s->train.seq_len);
+    if (o->ngpus == 0)
+        fprintf(f, "%d", s->gpus);
+    for (int i = 0; i < o->ngpus; i++)
+        fprintf(f, "%s%d", i == 0 ? "" : i + 1 == o->ngpus ? " or " : ", ", o->gpus[i]);
+    fprintf(f, " GPUs of %s (%s, %.1f GiB)\n", s->hw.name, s->hw.gpu.model,
+            s->hw.gpu.mem_bytes / GIB);
+    fmt_int(r->evaluated, a, sizeof(a));
+    fmt_int(r->search_s > 0 ? (long)(r->evaluated / r->search_s) : 0, b, sizeof(b));
+    fmt_int(r->estimated, c, sizeof(c));
+    fprintf(f,
+            "  searched %s candidate layouts in %.2f s (%s/s; %s costed by the closed-form "
+            "estimate)",
+            a, r->search_s, b, c);
+    if (o->shard_n > 1)
+        fprintf(f, ", shard %d of %d", o->shard_k, o->shard_n);
+    fprintf(f, "\n  simulated %d of the best estimates with the engine in %.2f s\n\n",
+            r->nsimulated, r->simulate_s);
+    if (r->nfinal > 0) {
+        table_header(f, gpus);
+        for (int i = 0; i < r->nfinal && i < o->top; i++)
+            table_row(f, i + 1, &r->final[i], gpus);
+        fprintf(f,
+                "\n  Ranked by %s. step (sim): simulated by the engine, the final ranking; step "
+                "(est):\n  the closed-form first pass that chose what to simulate. memory: "
+                "simulated peak per GPU.\n",
+                o->objective == PLAN_BY_COST ? "cost (GPU-hours per step)" : "simulated step time");
+    } else {
+        fprintf(f, "  No layout fits in %.1f GiB per GPU.\n", r->capacity_bytes / GIB);
+    }
+    for (int k = 0; k < PR_COUNT; k++)
+        rejected += r->rejected[k];
+    fmt_int(rejected, a, sizeof(a));
+    fmt_int(r->evaluated, b, sizeof(b));
+    fprintf(f, "\n  Rejected %s of %s candidates:\n", a, b);
+    for (int k = 0; k < PR_COUNT; k++) {
+        if (!r->rejected[k])
+            continue;
+        fmt_int(r->rejected[k], a, sizeof(a));
+        fprintf(f, "    %-26s %9s   e.g. %s\n", plan_reject_name(k), a, r->example[k]);
+    }
+    {
+        long rest = r->nfit - r->nsimulated;
+        if (rest > 0) {
+            fmt_int(rest, a, sizeof(a));
+            fprintf(f,
+                    "  Not simulated: %s layouts that fit by estimate, ranked below the "
+                    "simulated ones (--simulate, --csv).\n",
+                    a);
+        }
+    }
+}
+
+/* ---- CSV and JSON ----------------------------------------------------------------------- */
+
+static const char *const csv_cols =
+    "number,gpus,nodes,dp,tp,pp,vpp,cp,ep,sequence_parallel,schedule,sharding,micro_batch,"
+    "recompute,est_step_time_s,est_peak_memory_bytes,simulated,sim_status,sim_step_time_s,"
+    "sim_peak_memory_bytes,sim_mfu,sim_tokens_per_s,time_to_train_s,cost_usd\n";
+
+static void csv_row(FILE *f, const struct plan_cand *c)
+{
+    fprintf(f, "%ld,%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%s,%d,%s,%.6g,%.6g,%s,", c->number, c->gpus,
+            c->nodes, c->dp, c->tp, c->pp, c->vpp, c->cp, c->ep, c->sp ? "true" : "false",
+            schedule_name((enum pp_schedule)c->schedule), sharding_name((enum sharding)c->sharding),
+            c->micro_batch, recompute_name((enum recompute)c->recompute), c->est.step_s,
+            c->est.peak_bytes, c->simulated ? "true" : "false");
+    if (c->simulated) {
+        fprintf(f, "%s", c->sim_status < 0 ? "fits" : plan_reject_name(c->sim_status));
+        if (c->sim_step_s > 0)
+            fprintf(f, ",%.6g,%.6g,%.6g,%.6g", c->sim_step_s, c->sim_peak_bytes, c->sim_mfu,
+                    c->sim_tokens_per_s);
+        else
+            fputs(",,,,", f);
+    } else {
+        fputs(",,,,", f);
+    }
+    if (c->tt.have_tokens)
+        fprintf(f, ",%.6g", c->tt.seconds);
+    else
+        fputc(',', f);
+    if (c->tt.have_tokens && c->tt.have_price)
+        fprintf(f, ",%.6g\n", c->tt.cost_usd);
+    else
+        fputs(",\n", f);
+}
+
+int plan_write_csv(const struct plan_result *r, FILE *f)
+{
+    fputs(csv_cols, f);
+    for (long i = 0; i < r->nfit; i++)
+        csv_row(f, &r->fit[i]);
+    return ferror(f) ? -1 : 0;
+}
+
+static void json_cand(FILE *f, const struct plan_cand *c, int rank)
+{
+    fprintf(f,
+            "    {\"rank\": %d, \"gpus\": %d, \"nodes\": %d, \"dp\": %d, \"tp\": %d, \"pp\": %d, "
+            "\"vpp\": %d, \"cp\": %d, \"ep\": %d, \"sequence_parallel\": %s, \"schedule\": \"%s\", "
+            "\"sharding\": \"%s\", \"micro_batch\": %d, \"recompute\": \"%s\",\n"
+            "     \"est_step_time_s\": %.6g, \"est_peak_memory_bytes\": %.6g, "
+            "\"sim_step_time_s\": %.6g, \"sim_peak_memory_bytes\": %.6g, \"sim_mfu\": %.6g, "
+            "\"sim_tokens_per_s\": %.6g",
+            rank, c->gpus, c->nodes, c->dp, c->tp, c->pp, c->vpp, c->cp, c->ep,
+            c->sp ? "true" : "false", schedule_name((enum pp_schedule)c->schedule),
+            sharding_name((enum sharding)c->sharding), c->micro_batch,
+            recompute_name((enum recompute)c->recompute), c->est.step_s, c->est.peak_bytes,
+            c->sim_step_s, c->sim_peak_bytes, c->sim_mfu, c->sim_tokens_per_s);
+    if (c->tt.have_tokens)
+        fprintf(f, ", \"time_to_train_s\": %.6g", c->tt.seconds);
+    if (c->tt.have_tokens && c->tt.have_price)
+        fprintf(f, ", \"cost_usd\": %.6g", c->tt.cost_usd);
+    if (c->tt.have_tokens && c->tt.have_power)
+        fprintf(f, ", \"energy_J\": %.6g", c->tt.energy_J);
+    fputc('}', f);
+}
+
+int plan_write_json(const char *path, const struct plan_result *r, int top, FILE *f)
+{
+    fputs("{\n  \"scenario\": ", f);
+    fput_json_string(f, path);
+    fprintf(f,
+            ",\n  \"ranked_by\": \"%s\",\n  \"candidates\": %ld,\n  \"estimated\": %ld,\n"
+            "  \"fit_by_estimate\": %ld,\n  \"simulated\": %d,\n  \"search_s\": %.4f,\n"
+            "  \"simulate_s\": %.4f,\n  \"rejected\": {",
+            r->objective == PLAN_BY_COST ? "cost" : "time", r->evaluated, r->estimated, r->nfit,
+            r->nsimulated, r->search_s, r->simulate_s);
+    for (int k = 0, first = 1; k < PR_COUNT; k++) {
+        if (!r->rejected[k])
+            continue;
+        fprintf(f, "%s\n    ", first ? "" : ",");
+        fput_json_string(f, plan_reject_name(k));
+        fprintf(f, ": {\"count\": %ld, \"example\": ", r->rejected[k]);
+        fput_json_string(f, r->example[k]);
+        fputc('}', f);
+        first = 0;
+    }
+    fputs("\n  },\n  \"best\": [\n", f);
+    for (int i = 0; i < r->nfinal && i < top; i++) {
+        json_cand(f, &r->final[i], i + 1);
+        fputs(i + 1 < r->nfinal && i + 1 < top ? ",\n" : "\n", f);
+    }
+    fputs("  ]\n}\n", f);
+    return ferror(f) ? -1 : 0;
+}
+
+/* ---- merge ------------------------------------------------------------------------------ */
+
+static int enum_of(const char *text, const char *(*name)(int), int count)
+{
+    for (int v = 0; v < count; v++)
+        if (strcmp(text, name(v)) == 0)
+            return v;
+    return 0;
+}
+
+static const char *sched_name_i(int v)
+{
+    return schedule_name((enum pp_schedule)v);
+}
+static const char *shard_name_i(int v)
+{
+    return sharding_name((enum sharding)v);
+}
+static const char *rc_name_i(int v)
+{
+    return recompute_name((enum recompute)v);
+}
+
+/* -1, 0 or 1 as a < b, a == b, a > b (no equality test on doubles). */
+static int cmp_double(double a, double b)
+{
+    return (a > b) - (a < b);
+}
+
+static int by_sim(const void *a, const void *b)
+{
+    const struct plan_cand *x = a, *y = b;
+
+    if (cmp_double(x->sim_objective, y->sim_objective))
+        return cmp_double(x->sim_objective, y->sim_objective);
+    return (x->number > y->number) - (x->number < y->number);
+}
+
+static const char *const merge_cols[] = {
+    "number",
+    "gpus",
+    "dp",
+    "tp",
+    "pp",
+    "vpp",
+    "cp",
+    "ep",
+    "sequence_parallel",
+    "schedule",
+    "sharding",
+    "micro_batch",
+    "recompute",
+    "est_step_time_s",
+    "sim_status",
+    "sim_step_time_s",
+    "sim_peak_memory_bytes",
+    "sim_mfu",
+    "sim_tokens_per_s",
+    "time_to_train_s",
+    "cost_usd",
+    "nodes",
+};
+
+/* Candidate of row r of a plan CSV, whose columns merge_cols[] are at col[]. */
+static void merge_row(const struct csv_table *t, int r, const int *col,
+                      enum plan_objective objective, struct plan_cand *out)
+{
+    struct plan_cand c;
+
+    memset(&c, 0, sizeof(c));
+    c.number = strtol(csv_field(t, r, col[0]), NULL, 10);
+    c.gpus = atoi(csv_field(t, r, col[1]));
+    c.dp = atoi(csv_field(t, r, col[2]));
+    c.tp = atoi(csv_field(t, r, col[3]));
+    c.pp = atoi(csv_field(t, r, col[4]));
+    c.vpp = atoi(csv_field(t, r, col[5]));
+    c.cp = atoi(csv_field(t, r, col[6]));
+    c.ep = atoi(csv_field(t, r, col[7]));
+    c.sp = strcmp(csv_field(t, r, col[8]), "true") == 0;
+    c.schedule = enum_of(csv_field(t, r, col[9]), sched_name_i, 4);
+    c.sharding = enum_of(csv_field(t, r, col[10]), shard_name_i, 8);
+    c.micro_batch = atoi(csv_field(t, r, col[11]));
+    c.recompute = enum_of(csv_field(t, r, col[12]), rc_name_i, 3);
+    c.est.step_s = strtod(csv_field(t, r, col[13]), NULL);
+    c.sim_step_s = strtod(csv_field(t, r, col[15]), NULL);
+    c.sim_peak_bytes = strtod(csv_field(t, r, col[16]), NULL);
+    c.sim_mfu = strtod(csv_field(t, r, col[17]), NULL);
+    c.sim_tokens_per_s = strtod(csv_field(t, r, col[18]), NULL);
+    c.tt.have_tokens = csv_field(t, r, col[19])[0] != '\0';
+    c.tt.seconds = strtod(csv_field(t, r, col[19]), NULL);
+    c.tt.have_price = csv_field(t, r, col[20])[0] != '\0';
+    c.tt.cost_usd = strtod(csv_field(t, r, col[20]), NULL);
+    c.nodes = atoi(csv_field(t, r, col[21]));
+    c.simulated = true;
+    c.sim_status = -1;
+    c.sim_objective = objective == PLAN_BY_COST ? c.sim_step_s * c.gpus : c.sim_step_s;
+    *out = c;
+}
+
+/* ---- merging shard files ---------------------------------------------------------------- */
+
+int plan_merge(const char *const *paths, int npaths, enum plan_objective objective,
+               struct plan_cand **out, long *nout, char *msg, size_t msglen)
+{
+    struct plan_cand *all = NULL;
+    size_t cap = 0;
+    long n = 0;
+
+    *out = NULL;
+    *nout = 0;
+    for (int k = 0; k < npaths; k++) {
+        struct csv_error err;
+        struct csv_table *t = csv_read_file(paths[k], &err);
+        int col[ARRAY_LEN(merge_cols)];
+        if (!t) {
+            if (err.line > 0)
+                snprintf(msg, msglen, "%s:%d: %s", paths[k], err.line, err.msg);
+            else
+                snprintf(msg, msglen, "%s", err.msg); /* names the file */
+            free(all);
+            return -1;
+        }
+        for (size_t c = 0; c < ARRAY_LEN(merge_cols); c++)
+            if ((col[c] = csv_column(t, merge_cols[c])) < 0) {
+                snprintf(msg, msglen, "%s: not a plan CSV (no column '%s')", paths[k],
+                         merge_cols[c]);
+                csv_free(t);
+                free(all);
+                return -1;
+            }
+        for (int r = 0; r < t->nrows; r++) {
+            struct plan_cand c;
+            if (strcmp(csv_field(t, r, col[14]), "fits") != 0)
+                continue;
+            merge_row(t, r, col, objective, &c);
+            grow_array((void **)&all, &cap, (size_t)n + 1, sizeof(*all));
+            all[n++] = c;
+        }
+        csv_free(t);
+    }
+    if (n > 0)
+        qsort(all, (size_t)n, sizeof(*all), by_sim);
+    *out = all;
+    *nout = n;
+    return 0;
+}
+
+void plan_print_merged(FILE *f, const struct plan_cand *c, long n, int nfiles, int top)
+{
+    bool gpus = false;
+
+    for (long i = 1; i < n; i++)
+        gpus |= c[i].gpus != c[0].gpus;
+    fprintf(f, "simtrain plan: %ld simulated layouts that fit, from %d file%s\n\n", n, nfiles,
+            nfiles == 1 ? "" : "s");
+    table_header(f, gpus);
+    for (long i = 0; i < n && i < top; i++)
+        table_row(f, (int)i + 1, &c[i], gpus);
+}
