@@ -60,7 +60,8 @@ static void start(struct sim *sm, int ri, int ti)
     r->running[t->stream] = 1;
     r->start_of[t->stream] = sm->eng.now;
     if (t->mem0)
-        memtrack_apply(sm, ri, t->mcat0, t->mem0);
+        memtrack_apply(sm, ri, t->mcat0, t->mem0,
+                       t->mtag ? r->prog->mtags[t->mtag - 1].bytes[0] : NULL);
     switch (t->kind) {
     case TASK_COMPUTE:
     case TASK_HOST:
@@ -125,7 +126,8 @@ void exec_complete(struct sim *sm, int ri, int ti)
         notes_task(sm, ri, ti, r->start_of[t->stream]);
     }
     if (t->mem1)
-        memtrack_apply(sm, ri, t->mcat1, t->mem1);
+        memtrack_apply(sm, ri, t->mcat1, t->mem1,
+                       t->mtag ? r->prog->mtags[t->mtag - 1].bytes[1] : NULL);
     assert(r->head[t->stream] == ti);
     r->running[t->stream] = 0;
     r->head[t->stream] = r->snext[ti];

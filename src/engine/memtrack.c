@@ -31,7 +31,7 @@ static inline bool churned(int cat)
     return cat == MC_ACT || cat == MC_LOGITS || cat == MC_GATHERED;
 }
 
-void memtrack_apply(struct sim *sm, int ri, int cat, int64_t delta)
+void memtrack_apply(struct sim *sm, int ri, int cat, int64_t delta, const int64_t *mod)
 {
     struct rank_result *rr = &sm->res->ranks[ri];
     struct srank *r = &sm->r[ri];
@@ -41,6 +41,9 @@ void memtrack_apply(struct sim *sm, int ri, int cat, int64_t delta)
         return;
     rr->cur[cat] += delta;
     assert(rr->cur[cat] >= 0 && "memory freed twice");
+    if (mod) /* the mark's bytes by module (prog_mem_modules()) */
+        for (int m = 0; m < MM_COUNT; m++)
+            rr->mod_cur[m] += mod[m];
     if (churned(cat))
         r->churn += delta;
     if (r->churn > 0 || rr->cur[MC_RESERVE] > 0) {
@@ -58,6 +61,7 @@ void memtrack_apply(struct sim *sm, int ri, int cat, int64_t delta)
         rr->peak = total;
         rr->peak_t = sm->eng.now;
         memcpy(rr->at_peak, rr->cur, sizeof(rr->cur));
+        memcpy(rr->mod_at_peak, rr->mod_cur, sizeof(rr->mod_cur));
     }
     if (r->traced)
         notes_memory(sm, ri);

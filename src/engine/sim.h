@@ -78,10 +78,12 @@ struct rank_result {
     double comm_bytes[COMM_KIND_COUNT]; /* bus bytes moved, per communicator kind */
     int64_t peak;                       /* peak bytes allocated */
     sim_time peak_t;
-    int64_t at_peak[MC_COUNT]; /* per-category bytes at the peak */
-    int64_t reserve_short;     /* most allocator reserve the GPU had no room for (sim.c) */
-    int64_t cur[MC_COUNT];     /* bytes per category at the end of the step */
-    struct mem_sample *tl;     /* memory timeline (trace mode) */
+    int64_t at_peak[MC_COUNT];     /* per-category bytes at the peak */
+    int64_t mod_cur[MM_COUNT];     /* bytes per model module now (attributed marks, prog.h) */
+    int64_t mod_at_peak[MM_COUNT]; /* per-module bytes at the peak: activations and logits */
+    int64_t reserve_short;         /* most allocator reserve the GPU had no room for (sim.c) */
+    int64_t cur[MC_COUNT];         /* bytes per category at the end of the step */
+    struct mem_sample *tl;         /* memory timeline (trace mode) */
     size_t ntl, cap_tl;
     double slowdown; /* compute time multiplier (straggler) */
     bool traced;     /* its tasks and memory are in the trace (sim_opts.trace_ranks) */

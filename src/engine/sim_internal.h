@@ -308,7 +308,7 @@ void transfer_release(struct sim *sm);
 void memtrack_init(struct sim *sm);
 
 /* Rank ri allocates (delta > 0) or frees (delta < 0) bytes of category cat now. */
-void memtrack_apply(struct sim *sm, int ri, int cat, int64_t delta);
+void memtrack_apply(struct sim *sm, int ri, int cat, int64_t delta, const int64_t *mod);
 
 /* ---- notes.c: trace records and collective notes ---------------------------------------- */
 

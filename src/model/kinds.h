@@ -4,7 +4,8 @@
  * (what every byte on a GPU is). The layout resolves communicator kinds to ranks (layout.h),
  * the memory model counts bytes by category (memory.h), programs tag their tasks with all
  * three (prog.h), and the engine and the report account by them. Their names for reports
- * are tcat_name(), mcat_name() and comm_kind_name() (prog.h).
+ * are tcat_name(), mcat_name(), mmod_name() and comm_kind_name() (prog.h). Memory marks also
+ * name the model module (embedding, attention, MLP, ...) their tensors belong to.
  */
 #ifndef SIMTRAIN_KINDS_H
 #define SIMTRAIN_KINDS_H
@@ -53,6 +54,21 @@ enum mem_cat {
     MC_OVERHEAD,  /* CUDA context, NCCL (estimate) */
     MC_RESERVE,   /* caching-allocator reserve: fragmentation of the step's churn (estimate) */
     MC_COUNT
+};
+
+/*
+ * Modules of the model, for the per-module view of the peak: the tensors a module saves for
+ * backward (activations, logits) carry it on their memory marks (prog_mem_modules()); model
+ * states and buffers are not split by module.
+ */
+enum mem_module {
+    MM_EMBED, /* token (and position) embedding */
+    MM_ATTN,  /* attention: projections, rope, core, residual */
+    MM_MLP,   /* MLP or MoE block, with its backward temporaries */
+    MM_NORM,  /* the norms before attention and MLP, and the final norm */
+    MM_HEAD,  /* LM head and loss, logits included */
+    MM_CKPT,  /* layer inputs kept by full recompute (checkpoints) */
+    MM_COUNT
 };
 
 #endif

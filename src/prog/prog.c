@@ -160,6 +160,7 @@ void prog_free(struct prog *p)
     if (p->sealed && !p->seal_in_edges)
         big_free(p->preds, sealed_bytes(p)); /* the other sealed arrays share its block */
     big_free(p->edges, p->cap_edges * sizeof(*p->edges));
+    free(p->mtags);
     free(p);
 }
 
@@ -665,6 +666,72 @@ void task_mem_end(struct task *t, int cat, int64_t bytes)
     t->mem1 += bytes;
 }
 
+static uint64_t mtag_hash(const struct prog_mtag *m)
+{
+    uint64_t h = 0xcbf29ce484222325u;
+
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < MM_COUNT; i++)
+            h = (h ^ (uint64_t)m->bytes[k][i]) * 0x100000001b3u;
+    return h;
+}
+
+/* The mtag of `from` (an mtag, 0 for none) with `sign` * bytes added to slot `at_end`. */
+static int mtag_add(struct prog *p, int from, bool at_end, const int64_t bytes[MM_COUNT], int sign)
+{
+    struct prog_mtag m;
+    int i;
+
+    if (from)
+        m = p->mtags[from - 1];
+    else
+        memset(&m, 0, sizeof(m));
+    for (i = 0; i < MM_COUNT; i++)
+        m.bytes[at_end][i] += sign * bytes[i];
+    m.hash = mtag_hash(&m);
+    /* A program holds a few dozen distinct attributions: a scan of their hashes is enough. */
+    for (i = 0; i < p->nmtags; i++)
+        if (p->mtags[i].hash == m.hash && memcmp(p->mtags[i].bytes, m.bytes, sizeof(m.bytes)) == 0)
+            return i + 1;
+    if (p->nmtags >= PROG_MAX_MTAGS) {
+        p->mtag_overflow = true;
+        return 0;
+    }
+    grow_array((void **)&p->mtags, &p->cap_mtags, (size_t)p->nmtags + 1, sizeof(*p->mtags));
+    p->mtags[p->nmtags++] = m;
+    return p->nmtags;
+}
+
+void prog_mem_modules(struct prog *p, int ti, bool at_end, const int64_t bytes[MM_COUNT], int sign,
+                      uint32_t key)
+{
+    struct task *t = &p->tasks[ti];
+    uint32_t k = ((key << 9) | ((uint32_t)at_end << 8) | t->mtag) + 1;
+    uint32_t h = (k * 2654435761u) >> 24; /* Knuth's multiplicative hash, 8 bits */
+    int tag;
+
+    for (int probe = 0; key && probe < 8; probe++) {
+        struct prog_mmemo *e = &p->mmemo[(h + (uint32_t)probe) & (PROG_MMEMO - 1)];
+        if (e->key == k) {
+            t->mtag = e->mtag;
+            return;
+        }
+        if (e->key == 0)
+            break;
+    }
+    tag = mtag_add(p, t->mtag, at_end, bytes, sign);
+    if (key && tag)
+        for (int probe = 0; probe < 8; probe++) {
+            struct prog_mmemo *e = &p->mmemo[(h + (uint32_t)probe) & (PROG_MMEMO - 1)];
+            if (e->key == 0) {
+                e->key = k;
+                e->mtag = (uint8_t)tag;
+                break;
+            }
+        }
+    t->mtag = (uint8_t)tag;
+}
+
 #define NAME_OF(table, v) ((unsigned)(v) < ARRAY_LEN(table) && table[v] ? table[v] : "?")
 
 const char *tcat_name(int tcat)
@@ -682,6 +749,13 @@ const char *mcat_name(int mcat)
                                      "gathered params",  "comm buffers",     "workspace",
                                      "context/NCCL",     "allocator reserve" };
     return NAME_OF(n, mcat);
+}
+
+const char *mmod_name(int mmod)
+{
+    static const char *const n[] = { "embedding", "attention", "MLP",
+                                     "norms",     "head/loss", "layer inputs (checkpoints)" };
+    return NAME_OF(n, mmod);
 }
 
 const char *stream_name(int stream)

@@ -11,7 +11,8 @@
  *
  * Memory: a task may allocate or free bytes of a category when it starts
  * (mem0) and when it ends (mem1); the engine's tracker turns these into the
- * per-rank timeline and peak.
+ * per-rank timeline and peak. A mark may also say which module of the model
+ * its bytes belong to (prog_mem_modules()), for the per-module view of the peak.
  *
  * The communicator kinds, time categories and memory categories tasks carry are the shared
  * vocabulary of model/kinds.h.
@@ -63,10 +64,10 @@ struct task {
     uint8_t op;     /* enum coll_op (COLL) */
     uint8_t mcat0;  /* enum mem_cat of mem0 */
     uint8_t mcat1;  /* enum mem_cat of mem1 */
-    uint8_t pad;
-    int32_t label; /* index into prog->labels */
-    int32_t mb;    /* micro-batch index for the trace, -1 if none */
-    int32_t pred0; /* dependencies: prog->preds[pred0 .. pred0 + npred) */
+    uint8_t mtag;   /* 1 + index into prog->mtags: its marks by module; 0 = not attributed */
+    int32_t label;  /* index into prog->labels */
+    int32_t mb;     /* micro-batch index for the trace, -1 if none */
+    int32_t pred0;  /* dependencies: prog->preds[pred0 .. pred0 + npred) */
     int32_t npred;
     int32_t succ0; /* successors (filled by prog_seal) */
     int32_t nsucc;
@@ -77,6 +78,7 @@ struct task {
 };
 
 #define PROG_LCACHE 256 /* entries of the label cache, a power of two */
+#define PROG_MMEMO  256 /* entries of the attribution memo, a power of two */
 
 struct prog {
     char role[48]; /* e.g. "stage 0" */
@@ -124,7 +126,22 @@ struct prog {
     int rec_seg;        /* 1 + the segment being recorded, 0 = none */
     int rec_t0, rec_e0; /* where its tasks and dependencies begin */
     int sealed;
+    /* Module attributions of memory marks (prog_mem_modules()): distinct (start, end) pairs of
+     * bytes per module, which tasks name by mtag. */
+    struct prog_mtag {
+        int64_t bytes[2][MM_COUNT]; /* [0] of mem0, [1] of mem1, signed as the marks */
+        uint64_t hash;
+    } * mtags;
+    int nmtags;
+    size_t cap_mtags;
+    bool mtag_overflow; /* more than PROG_MAX_MTAGS pairs: some marks left unattributed */
+    struct prog_mmemo { /* (previous mtag, slot, caller's key) -> mtag: a memo, no result */
+        uint32_t key;   /* 0 = empty */
+        uint8_t mtag;
+    } mmemo[PROG_MMEMO];
 };
+
+#define PROG_MAX_MTAGS 255 /* distinct attributions a program holds (mtag is a byte) */
 
 struct prog *prog_new(const char *role);
 void prog_free(struct prog *p);
@@ -226,8 +243,22 @@ int prog_mark(struct prog *p, int stream, int label);
 void task_mem_start(struct task *t, int cat, int64_t bytes);
 void task_mem_end(struct task *t, int cat, int64_t bytes);
 
+/*
+ * Say which modules the bytes of task `ti`'s start (at_end false) or end mark belong to:
+ * sign * bytes[m] more bytes of module m (enum mem_module; sign -1 for a free). A mark
+ * attributed in pieces sums them; every piece must be matched by the same bytes passed to
+ * task_mem_start() / task_mem_end(), so that the modules sum to the attributed categories at
+ * every moment. `key` (> 0) is the caller's name for (bytes, sign): equal keys, equal pieces;
+ * it lets a builder that attributes the same pieces thousands of times skip the search (0:
+ * search every time). Past PROG_MAX_MTAGS distinct attributions the task stays unattributed
+ * and mtag_overflow is set (the per-module view is then incomplete).
+ */
+void prog_mem_modules(struct prog *p, int ti, bool at_end, const int64_t bytes[MM_COUNT], int sign,
+                      uint32_t key);
+
 const char *tcat_name(int tcat);
 const char *mcat_name(int mcat);
+const char *mmod_name(int mmod);
 const char *stream_name(int stream);
 const char *comm_kind_name(int comm);
 

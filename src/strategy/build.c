@@ -152,6 +152,11 @@ static const struct layer_cost *unit_cost(const struct build *b, int ui)
     return b->units[ui].moe ? &b->layer_moe : &b->layer;
 }
 
+static const struct layer_mods *unit_mods(const struct build *b, int ui)
+{
+    return &b->mods.layer[b->units[ui].moe];
+}
+
 /*
  * The tensor-parallel collectives of the embedding and the LM head (Megatron,
  * tp > 1): VocabParallelEmbedding sums the partial lookups of the vocabulary
@@ -202,6 +207,7 @@ static int edge_forward(struct build *b, const struct unit *u, int mb, int prev,
         t = prog_compute(p, ST_COMPUTE, TC_FWD, b->embed.fwd, prog_label(p, "embedding fwd", 0),
                          mb);
         task_mem_end(&p->tasks[t], MC_ACT, bytes_i64(b->embed.act));
+        strategy_mark_modules(b, t, true, b->mods.embed, 1);
         if (prev >= 0)
             prog_dep(p, t, prev);
         if (dep >= 0)
@@ -217,12 +223,16 @@ static int edge_forward(struct build *b, const struct unit *u, int mb, int prev,
         prog_dep(p, t, dep);
     *compute = t;
     task_mem_start(&p->tasks[t], MC_LOGITS, bytes_i64(b->head.logits_bytes));
+    strategy_mark_modules(b, t, false, b->mods.logits, 1);
     /* Transient 16-bit logits before the fp32 upcast live only during the forward. */
     w = prog_mark(p, ST_COMPUTE, prog_label(p, "free logits workspace", 0));
     task_mem_start(&p->tasks[t], MC_LOGITS, bytes_i64(b->head.transient_bytes));
+    strategy_mark_modules(b, t, false, b->mods.logits_transient, 1);
     task_mem_end(&p->tasks[w], MC_LOGITS, -bytes_i64(b->head.transient_bytes));
+    strategy_mark_modules(b, w, true, b->mods.logits_transient, -1);
     prog_dep(p, w, t);
     task_mem_end(&p->tasks[t], MC_ACT, bytes_i64(b->head.act));
+    strategy_mark_modules(b, t, true, b->mods.head_act, 1);
     return t;
 }
 
@@ -235,8 +245,10 @@ static int unit_forward(struct build *b, int ui, int mb, int prev)
 
     if (u->kind == UNIT_LAYER) {
         const struct layer_cost *lc = unit_cost(b, ui);
+        enum recompute rc = strategy_unit_recompute(b, ui);
         t = layer_forward(b, ui, mb, TC_FWD, prev, dep, &first, &last);
-        task_mem_end(&p->tasks[last], MC_ACT, bytes_i64(lc->act[strategy_unit_recompute(b, ui)]));
+        task_mem_end(&p->tasks[last], MC_ACT, bytes_i64(lc->act[rc]));
+        strategy_mark_modules(b, last, true, unit_mods(b, ui)->saved[rc], 1);
     } else {
         t = edge_forward(b, u, mb, prev, dep, &last);
     }
@@ -255,6 +267,7 @@ enum bwd_mode {
 static int unit_layer_backward(struct build *b, int ui, int mb, int prev, int mode, int dep)
 {
     const struct layer_cost *lc = unit_cost(b, ui);
+    const struct layer_mods *mods = unit_mods(b, ui);
     struct prog *p = b->p;
     enum recompute rc = strategy_unit_recompute(b, ui);
     double saved = lc->act[rc], extra = 0;
@@ -263,6 +276,7 @@ static int unit_layer_backward(struct build *b, int ui, int mb, int prev, int mo
     if (mode == BWD_WEIGHT) {
         t = layer_backward(b, ui, mb, 2, t, -1, &first, &last);
         task_mem_end(&p->tasks[last], MC_ACT, -bytes_i64(saved));
+        strategy_mark_modules(b, last, true, mods->saved[rc], -1);
         b->last_bwd = last;
         return t;
     }
@@ -270,12 +284,14 @@ static int unit_layer_backward(struct build *b, int ui, int mb, int prev, int mo
         extra = lc->act[RC_NONE] - lc->act[RC_FULL];
         t = layer_forward(b, ui, mb, TC_RECOMPUTE, t, dep, &first, &last);
         task_mem_start(&p->tasks[first], MC_ACT, bytes_i64(extra));
+        strategy_mark_modules(b, first, false, mods->extra[rc], 1);
         dep = -1;
     } else if (rc == RC_SELECTIVE && lc->recompute_selective > 0) {
         int c = prog_compute(p, ST_COMPUTE, TC_RECOMPUTE, lc->recompute_selective,
                              prog_label(p, "attn core recompute L%d", b->units[ui].layer), mb);
         extra = lc->act[RC_NONE] - lc->act[RC_SELECTIVE];
         task_mem_start(&p->tasks[c], MC_ACT, bytes_i64(extra));
+        strategy_mark_modules(b, c, false, mods->extra[rc], 1);
         if (t >= 0)
             prog_dep(p, c, t);
         if (dep >= 0)
@@ -287,13 +303,19 @@ static int unit_layer_backward(struct build *b, int ui, int mb, int prev, int mo
     /* The MLP backward's activation gradients live through this pass (workload.c). */
     if (lc->bwd_transient > 0) {
         task_mem_start(&p->tasks[first], MC_ACT, bytes_i64(lc->bwd_transient));
+        strategy_mark_modules(b, first, false, mods->transient, 1);
         task_mem_end(&p->tasks[last], MC_ACT, -bytes_i64(lc->bwd_transient));
+        strategy_mark_modules(b, last, true, mods->transient, -1);
     }
     /* Recomputed tensors die with this backward; the saved set dies with the weight grads. */
-    if (extra > 0)
+    if (extra > 0) {
         task_mem_end(&p->tasks[last], MC_ACT, -bytes_i64(extra));
-    if (mode == BWD_FULL)
+        strategy_mark_modules(b, last, true, mods->extra[rc], -1);
+    }
+    if (mode == BWD_FULL) {
         task_mem_end(&p->tasks[last], MC_ACT, -bytes_i64(saved));
+        strategy_mark_modules(b, last, true, mods->saved[rc], -1);
+    }
     b->last_bwd = last;
     return t;
 }
@@ -316,14 +338,17 @@ static int unit_backward(struct build *b, int ui, int mb, int prev, int mode)
             t = prog_compute(p, ST_COMPUTE, TC_BWD, b->embed.bwd, prog_label(p, "embedding bwd", 0),
                              mb);
             task_mem_end(&p->tasks[t], MC_ACT, -bytes_i64(b->embed.act));
+            strategy_mark_modules(b, t, true, b->mods.embed, -1);
         } else {
             int w;
             t = prog_compute(p, ST_COMPUTE, TC_BWD, b->head.bwd, prog_label(p, "head+loss bwd", 0),
                              mb);
             task_mem_end(&p->tasks[t], MC_LOGITS, -bytes_i64(b->head.logits_bytes));
+            strategy_mark_modules(b, t, true, b->mods.logits, -1);
             /* a task frees one category: the head's saved inputs go with a mark after it */
             w = prog_mark(p, ST_COMPUTE, prog_label(p, "free head activations", 0));
             task_mem_end(&p->tasks[w], MC_ACT, -bytes_i64(b->head.act));
+            strategy_mark_modules(b, w, true, b->mods.head_act, -1);
             prog_dep(p, w, t);
         }
         if (prev >= 0)
@@ -500,6 +525,7 @@ static void build_stage(const struct scenario *s, const struct layout *l, const 
     workload_embedding(s, &b.sh, &b.embed);
     workload_head(s, &b.sh, &b.head);
     b.tp_bytes = b.layer.tp_bytes;
+    strategy_modules_init(&b);
     layer_split(&b);
     mp_sizes(&b);
     make_units(&b, part);

@@ -97,7 +97,7 @@ void states_emit_model_states(struct build *b, const struct shard_factors *f)
 {
     struct param_roles r;
     struct shard_factors d;
-    double bytes[MC_COUNT], layers = 0;
+    double bytes[MC_COUNT], layers = 0, retained;
     int i;
 
     memory_on_device(b->s, f, &d);
@@ -110,6 +110,19 @@ void states_emit_model_states(struct build *b, const struct shard_factors *f)
                            "QLoRA dequantized weight (bf16 copy of one NF4 projection)");
     for (i = 0; i < b->nunits; i++)
         layers += b->units[i].kind == UNIT_LAYER;
-    states_emit_static(b, MC_ACT, memory_qlora_retained_bytes(b->s, layers),
-                       "previous micro-batch's NF4 GEMM inputs (bitsandbytes ctx.tensors)");
+    retained = memory_qlora_retained_bytes(b->s, layers);
+    i = emit_mark(b, MC_ACT, retained,
+                  "previous micro-batch's NF4 GEMM inputs (bitsandbytes ctx.tensors)");
+    if (i >= 0) {
+        /* The inputs of QKV and out-proj (attention), of gate-up and down (MLP), in the
+         * proportion memory_qlora_retained_bytes() counts them. */
+        const struct model *m = &b->s->model;
+        double h = m->hidden, tp = b->s->par.tp, v[MM_COUNT] = { 0 };
+        double attn = h + m->heads * m->head_dim / tp, mlp = h + m->ffn_hidden / tp;
+        int64_t mods[MM_COUNT];
+        v[MM_ATTN] = retained * attn / (attn + mlp);
+        v[MM_MLP] = retained * mlp / (attn + mlp);
+        strategy_modules_whole(v, retained, mods);
+        prog_mem_modules(b->p, i, false, mods, 1, 0);
+    }
 }

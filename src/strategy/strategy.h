@@ -97,6 +97,19 @@ struct part_split {
     struct seg_times fwd, dgrad, wgrad;
 };
 
+/* The per-module attribution of a layer's activation marks (modules.c), by recompute. */
+struct layer_mods {
+    int64_t saved[3][MM_COUNT];  /* saved for backward, by enum recompute */
+    int64_t extra[3][MM_COUNT];  /* brought back by the recomputation before backward */
+    int64_t transient[MM_COUNT]; /* the backward's temporaries */
+};
+
+/* What build.c attributes to modules in a stage program (strategy_modules_init()). */
+struct build_mods {
+    struct layer_mods layer[2]; /* dense, MoE */
+    int64_t embed[MM_COUNT], head_act[MM_COUNT], logits[MM_COUNT], logits_transient[MM_COUNT];
+};
+
 struct build {
     const struct scenario *s;
     const struct layout *l;
@@ -126,7 +139,32 @@ struct build {
     int step_prev;                          /* last task of the step before it, or -1 */
     bool pre_folded;  /* the next layer's forward norm was emitted with this layer (layer.c) */
     bool post_folded; /* the next layer's first backward piece was emitted with this layer */
+    struct build_mods mods; /* activation marks by module (modules.c) */
 };
+
+/* ---- modules of the activation marks (modules.c) ------------------------------------ */
+
+/* The module an operator's saved tensors belong to (enum mem_module); `layer` for the ops of a
+ * transformer layer, else of the embedding or the head. */
+int strategy_op_module(const struct op *o, bool layer);
+
+/* Bytes a layer saves for backward at recompute `rc`, by module (sums to lc->act[rc]). */
+void strategy_layer_modules(const struct layer_cost *lc, enum recompute rc, double out[MM_COUNT]);
+
+/* Bytes the embedding or the head saves, by module (sums to ec->act). */
+void strategy_edge_modules(const struct edge_cost *ec, bool layer, double out[MM_COUNT]);
+
+/* v[] in whole bytes summing to exactly bytes_i64(total), as the mark counts it: each
+ * rounded, what rounding leaves over given to the largest. */
+void strategy_modules_whole(const double v[MM_COUNT], double total, int64_t out[MM_COUNT]);
+
+/* Fill b->mods from the stage's costs (b->layer, layer_moe, embed, head). */
+void strategy_modules_init(struct build *b);
+
+/* Attribute `sign` times bytes[] (a member of b->mods) to the start (at_end false) or end mark
+ * of task `task` (prog_mem_modules(), memoized by the member). */
+void strategy_mark_modules(struct build *b, int task, bool at_end, const int64_t bytes[MM_COUNT],
+                           int sign);
 
 /* The layer split over stages and chunks is in partition.h (pp_partition). */
 
