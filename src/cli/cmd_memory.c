@@ -9,17 +9,23 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include <errno.h>
+#include <string.h>
+
+#include "base/files.h"
 #include "cli/cmd.h"
 #include "config/config.h"
 #include "report/memory_report.h"
 #include "run/run.h"
+#include "whatif/memory_limits.h"
 #include "whatif/memory_whatif.h"
 
 struct memory_args {
     struct cli_list pos; /* the scenario */
     struct cli_overrides set;
-    bool no_whatif;
+    bool no_whatif, no_limits, quiet;
     double params; /* parameter count of the ZeRO stage table; 0 = the model's */
+    const char *json, *plot;
 };
 
 #define OFF(field) offsetof(struct memory_args, field)
@@ -29,6 +35,17 @@ static const struct cli_opt memory_opts[] = {
       .offset = OFF(set) },
     { "--no-what-if", 0, NULL, "leave out the what-if table (no re-simulations)", .kind = CLI_FLAG,
       .offset = OFF(no_whatif) },
+    { "--no-limits", 0, NULL,
+      "leave out the limits (largest micro-batch, longest sequence, fewest GPUs: engine runs)",
+      .kind = CLI_FLAG, .offset = OFF(no_limits) },
+    { "--json", 0, "FILE",
+      "write the peak, the modules, the batch and the limits as JSON "
+      "(- for standard output)",
+      .kind = CLI_STRING, .offset = OFF(json) },
+    { "--plot", 0, "DIR", "draw the peak against micro-batch and sequence length into DIR",
+      .kind = CLI_STRING, .offset = OFF(plot) },
+    { "--quiet", 'q', NULL, "print no report (for --json and --plot)", .kind = CLI_FLAG,
+      .offset = OFF(quiet) },
     { "--params", 0, "N",
       "parameter count of the model-states-by-ZeRO-stage table (default: the model's)",
       .kind = CLI_DOUBLE, .offset = OFF(params), .min = 0, .max = 1e18, .min_open = true,
@@ -38,18 +55,38 @@ static const struct cli_opt memory_opts[] = {
 const struct cli_command cmd_memory_spec = {
     .name = "memory",
     .synopsis = "simtrain memory SCENARIO.yaml [OPTION]...",
-    .about = "Prints the memory per GPU at the simulated peak by category, whether it fits the\n"
-             "GPU with its headroom, the model states under each ZeRO stage, and a what-if\n"
-             "table: each memory technique (activation checkpointing, gradient accumulation,\n"
-             "8-bit Adam, pure bf16, CPU offload, ZeRO stages, LoRA, QLoRA) alone and in useful\n"
-             "combinations, each re-simulated for its peak memory and step time. Exit status 0\n"
-             "when it fits, 3 when it does not.\n",
+    .about = "Prints the memory per GPU at the simulated peak by category and by module, whether\n"
+             "it fits the GPU with its headroom, the model states under each ZeRO stage, the\n"
+             "limits (the largest micro-batch, the longest sequence and the fewest GPUs at which\n"
+             "it fits, each found by bisection over engine runs, with the category that stops\n"
+             "it), the effective global batch, and a what-if table: each memory technique\n"
+             "(activation checkpointing, gradient accumulation, 8-bit Adam, pure bf16, CPU\n"
+             "offload, ZeRO stages, LoRA, QLoRA) alone and in useful combinations, each\n"
+             "re-simulated for its peak memory and step time. Exit status 0 when it fits, 3 when\n"
+             "it does not.\n",
     .opts = memory_opts,
     .nopts = ARRAY_LEN(memory_opts),
     .positional = OFF(pos),
     .max_positional = 1,
     .positional_noun = "scenario",
 };
+
+static int write_json(const char *path, const struct run *r, const struct memory_limits *l)
+{
+    FILE *f = files_open_output(path);
+    int rc;
+
+    if (!f) {
+        fprintf(stderr, "simtrain memory: error: cannot write '%s': %s\n", path, strerror(errno));
+        return -1;
+    }
+    rc = memory_limits_write_json(f, r, l);
+    if (files_close_output(f) != 0 || rc != 0) {
+        fprintf(stderr, "simtrain memory: error: cannot write '%s': %s\n", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
 
 int cmd_memory(int argc, char **argv)
 {
@@ -58,8 +95,10 @@ int cmd_memory(int argc, char **argv)
     struct sim_opts opts = { 0 };
     struct scenario *s;
     struct run r;
+    struct memory_limits lim;
     char reason[512];
     const char *path;
+    FILE *out;
     int status;
 
     if (pr == CLI_OK && a.pos.n == 0)
@@ -70,7 +109,7 @@ int cmd_memory(int argc, char **argv)
     }
     path = a.pos.items[0];
     s = cfg_load_scenario(path, a.set.ovr, a.set.n, stderr);
-    if (s && cli_check_outputs(&cmd_memory_spec, NULL, 0, NULL, 0) != 0) {
+    if (s && cli_check_outputs(&cmd_memory_spec, &a.json, 1, &a.plot, 1) != 0) {
         cfg_free(s);
         s = NULL;
     }
@@ -84,14 +123,31 @@ int cmd_memory(int argc, char **argv)
         cli_release(&cmd_memory_spec, &a);
         return 1;
     }
-    memory_report_print(stdout, &r, a.params);
-    if (!a.no_whatif) {
+    status = r.fits ? 0 : 3;
+    out = a.quiet || (a.json && strcmp(a.json, "-") == 0) ? NULL : stdout;
+    if (out)
+        memory_report_print(out, &r, a.params);
+    if (!a.no_limits) {
+        memory_limits_run(s, &r, &lim);
+        if (out)
+            memory_limits_print(out, s, &lim);
+    } else if (out)
+        memory_limits_print_batch(out, s);
+    if (out && !a.no_whatif) {
         struct memory_whatif w;
         memory_whatif_run(s, &r, &w);
-        memory_whatif_print(stdout, s, &w);
+        memory_whatif_print(out, s, &w);
         memory_whatif_release(&w);
     }
-    status = r.fits ? 0 : 3;
+    if (a.json && write_json(a.json, &r, a.no_limits ? NULL : &lim) != 0)
+        status = 1;
+    if (a.plot && !a.no_limits && memory_limits_plot(a.plot, s, &lim) != 0)
+        status = 1;
+    if (a.plot && a.no_limits)
+        fprintf(stderr, "simtrain memory: note: --plot draws the limits; nothing to draw with "
+                        "--no-limits\n");
+    if (!a.no_limits)
+        memory_limits_release(&lim);
     run_release(&r);
     cfg_free(s);
     cli_release(&cmd_memory_spec, &a);

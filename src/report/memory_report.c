@@ -7,11 +7,13 @@
 #include "report/memory_report.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "model/memory.h"
 #include "model/workload.h"
 #include "report/report.h"
+#include "strategy/strategy.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -254,6 +256,89 @@ static void print_time(FILE *f, const struct run *r)
     fputc('\n', f);
 }
 
+/* ---- the peak by module ------------------------------------------------------------------ */
+
+void memory_report_modules(const struct run *r, struct memory_modules *out)
+{
+    const struct scenario *s = r->s;
+    const struct rank_result *rr = &r->sim.ranks[r->peak_idx];
+    const int64_t *at = rr->at_peak;
+    struct shard sh;
+    struct layer_cost lc;
+    struct edge_cost ec;
+    double v[MM_COUNT];
+
+    memset(out, 0, sizeof(*out));
+    out->complete = true;
+    for (int k = 0; k < r->nprogs; k++)
+        out->complete &= !r->progs[k]->mtag_overflow;
+    for (int m = 0; m < MM_COUNT; m++)
+        out->bytes[m] = (double)rr->mod_at_peak[m];
+    out->states = (double)(at[MC_PARAMS] + at[MC_MASTER] + at[MC_GRADS] + at[MC_OPTIM]);
+    out->gathered = (double)at[MC_GATHERED];
+    out->buffers = (double)(at[MC_COMM] + at[MC_WORKSPACE] + at[MC_OVERHEAD]);
+    out->reserve = (double)at[MC_RESERVE];
+    /* what one layer (one micro-batch) saves, per module: the dense layer of the peak stage */
+    workload_shard(s, &sh);
+    workload_layer(s, &sh, false, &lc);
+    strategy_layer_modules(&lc, s->train.recompute, out->per_layer);
+    workload_embedding(s, &sh, &ec);
+    strategy_edge_modules(&ec, false, v);
+    out->per_layer[MM_EMBED] = v[MM_EMBED];
+    workload_head(s, &sh, &ec);
+    strategy_edge_modules(&ec, false, v);
+    out->per_layer[MM_HEAD] = v[MM_HEAD] + ec.logits_bytes;
+}
+
+static void print_modules(FILE *f, const struct run *r)
+{
+    struct memory_modules mm;
+    char b[32];
+    double peak = r->peak_bytes;
+    static const struct {
+        const char *name;
+        size_t off;
+    } rest[] = {
+        { "model states (params, master, grads, optimizer)",
+          offsetof(struct memory_modules, states) },
+        { "gathered params (ZeRO-3 / FSDP)", offsetof(struct memory_modules, gathered) },
+        { "buffers, workspace, context", offsetof(struct memory_modules, buffers) },
+        { "allocator reserve", offsetof(struct memory_modules, reserve) },
+    };
+
+    memory_report_modules(r, &mm);
+    if (!mm.complete) {
+        fprintf(f, "\n(No per-module view: a program has more distinct memory attributions "
+                   "than it can hold.)\n");
+        return;
+    }
+    fprintf(f,
+            "\nThe same peak by module (activations and logits by the module that saved them)\n");
+    fprintf(f, "  %-48s %10s %6s   %s\n", "module", "bytes", "share", "per layer and micro-batch");
+    for (int m = 0; m < MM_COUNT; m++) {
+        if (mm.bytes[m] <= 0)
+            continue;
+        memory_report_fmt_bytes(mm.bytes[m], b, sizeof(b));
+        fprintf(f, "  %-48s %10s %5.1f%%", mmod_name(m), b, 100 * mm.bytes[m] / peak);
+        if (mm.per_layer[m] > 0) {
+            fprintf(f, "   %.1f MiB", mm.per_layer[m] / (1024.0 * 1024.0));
+            if (m == MM_ATTN || m == MM_MLP || m == MM_CKPT) /* the norms hold the final one too */
+                fprintf(f, " (x %.1f layer passes held)", mm.bytes[m] / mm.per_layer[m]);
+            else if (m == MM_EMBED || m == MM_HEAD)
+                fprintf(f, " per micro-batch");
+        }
+        fputc('\n', f);
+    }
+    for (size_t i = 0; i < ARRAY_LEN(rest); i++) {
+        double v = *(const double *)(const void *)((const char *)&mm + rest[i].off);
+        if (v <= 0)
+            continue;
+        memory_report_fmt_bytes(v, b, sizeof(b));
+        fprintf(f, "  %-48s %10s %5.1f%%\n", rest[i].name, b, 100 * v / peak);
+    }
+    fputc('\n', f);
+}
+
 /* ---- model states by sharding stage ---------------------------------------------------- */
 
 /*
@@ -307,6 +392,7 @@ void memory_report_print(FILE *f, const struct run *r, double psi)
     fprintf(f, "simtrain memory: %s\n", s->path ? s->path : s->name);
     print_header(f, s);
     print_breakdown(f, r);
+    print_modules(f, r);
     print_time(f, r);
     if (psi > 0 || s->par.dp * s->par.cp > 1)
         print_states(f, s, psi);

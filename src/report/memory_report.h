@@ -10,6 +10,7 @@
 #ifndef SIMTRAIN_MEMORY_REPORT_H
 #define SIMTRAIN_MEMORY_REPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -21,6 +22,23 @@
  * is data-parallel).
  */
 void memory_report_print(FILE *f, const struct run *r, double psi);
+
+/*
+ * The peak of run r by model module: the activations and logits each module saved (the
+ * engine's attribution of the builders' marks, kinds.h enum mem_module), and the categories no
+ * module owns; with what one layer saves per module for one micro-batch (the embedding's and
+ * the head's per micro-batch), to read the held bytes as layer passes.
+ */
+struct memory_modules {
+    bool complete;              /* every mark attributed (else the view is left out) */
+    double bytes[MM_COUNT];     /* at the peak, by module */
+    double per_layer[MM_COUNT]; /* one layer (embedding, head: one micro-batch) saves */
+    double states;              /* parameters, master weights, gradients, optimizer states */
+    double gathered;            /* unsharded parameters in use */
+    double buffers;             /* communication buffers, workspace, context */
+    double reserve;             /* caching-allocator reserve */
+};
+void memory_report_modules(const struct run *r, struct memory_modules *out);
 
 /* "12.3 GiB", or "512 MiB" below 0.1 GiB: the unit of every memory figure of the report. */
 void memory_report_fmt_bytes(double bytes, char *buf, size_t n);
