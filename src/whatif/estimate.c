@@ -109,6 +109,11 @@ static void memo_release(struct memo *m)
 
 struct estimator {
     struct memo layers, edges, colls, groups, scheds;
+    /* The whole model's parameter roles depend on the model and the fine-tuning mode only
+     * (memory_model_roles()): kept for the last mode seen. */
+    bool have_roles;
+    int roles_key[3]; /* finetune, lora targets, lora rank */
+    struct param_roles roles;
 };
 
 enum memo_kind {
@@ -306,14 +311,26 @@ static void prepare(struct cand *c, struct estimator *e, const struct scenario *
     c->edge = edge_of(e, s);
     c->dp_g = est_group(e, s, COMM_DP);
     memory_shard_factors(s, &c->f);
-    memory_model_roles(s, &c->roles);
+    {
+        int key[3] = { s->train.finetune, (int)s->train.lora.targets, s->train.lora.rank };
+        if (!e->have_roles || memcmp(key, e->roles_key, sizeof(key)) != 0) {
+            memory_model_roles(s, &e->roles);
+            memcpy(e->roles_key, key, sizeof(key));
+            e->have_roles = true;
+        }
+        c->roles = e->roles;
+    }
     c->model_params = c->roles.trainable + c->roles.frozen + c->roles.frozen_quant;
-    if (p->tp > 1 && !p->tp_comm_overlap) {
+    if (p->tp > 1) {
         struct comm_group g = est_group(e, s, COMM_TP);
         c->t_block = p->sequence_parallel
                          ? est_coll_s(e, s, &g, COLL_ALL_GATHER, c->ld->tp_bytes) +
                                est_coll_s(e, s, &g, COLL_REDUCE_SCATTER, c->ld->tp_bytes)
                          : est_coll_s(e, s, &g, COLL_ALL_REDUCE, c->ld->tp_bytes);
+        /* tp_comm_overlap pipelines each collective with its GEMM in tp chunks: one chunk
+         * stays exposed (layer.c overlapped_gemm()). */
+        if (p->tp_comm_overlap)
+            c->t_block /= p->tp;
     }
     if (p->ep > 1) {
         struct comm_group g = est_group(e, s, COMM_EP);

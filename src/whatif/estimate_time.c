@@ -229,6 +229,15 @@ double est_dp_tail_s(const struct cand *c, const struct stage_sum *st, double *o
             est_coll_s(c->e, s, &shard_g, COLL_ALL_GATHER, lp * dtype_bytes(s->fsdp.param_dtype));
         double rs = est_coll_s(c->e, s, &shard_g, COLL_REDUCE_SCATTER,
                                lt * dtype_bytes(s->fsdp.reduce_dtype));
+        if (s->train.offload == OFFLOAD_PARAMS && s->hw.pcie.bw_Bps > 0) {
+            /* Parameter offload: each gather waits for the rank's partition to come over PCIe
+             * (FSDP CPUOffload in fp32, ZeRO-3 at the 16-bit dtype) and each reduced gradient
+             * partition goes back (fsdp.c, zero.c); copies ride with the collectives. */
+            bool fsdp = rules_dp_impl(s) == DPI_FSDP;
+            double n = shard_g.nranks > 1 ? shard_g.nranks : 1;
+            ag += lp / n * (fsdp ? 4.0 : dtype_bytes(s->fsdp.param_dtype)) / s->hw.pcie.bw_Bps;
+            rs += lt / n * (fsdp ? 4.0 : dtype_bytes(s->fsdp.param_dtype)) / s->hw.pcie.bw_Bps;
+        }
         double per_mb = layers * ((rules_reshard_after_forward(s) ? 2 : 1) * ag + rs);
         double exposed = per_mb > st->t ? per_mb - st->t : 0;
         if (rules_dp_impl(s) == DPI_ZERO3 && s->zero.stage3_gather == ZERO3_GATHER_PER_PARAM_SYNC) {

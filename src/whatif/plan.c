@@ -6,6 +6,7 @@
 
 #include "whatif/plan.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -15,6 +16,8 @@
 #include "run/run.h"
 #include "strategy/strategy.h"
 #include "model/workload.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
 
 static double now_s(void)
 {
@@ -31,6 +34,8 @@ const char *plan_reject_name(int reason)
         [PR_COMBINATION] = "invalid combination",
         [PR_NOT_MODELLED] = "not modelled yet",
         [PR_DUPLICATE] = "same as another layout",
+        [PR_DOMINATED] = "dominated setting",
+        [PR_HOST_MEMORY] = "host memory (offload)",
         [PR_OOM_ESTIMATE] = "out of memory (estimate)",
         [PR_OOM_SIMULATED] = "out of memory (simulated)",
         [PR_SIM_FAILED] = "simulation declined",
@@ -59,6 +64,15 @@ void plan_describe(const struct plan_cand *c, char *buf, size_t n)
         ADD(" %s", schedule_name((enum pp_schedule)c->schedule));
     ADD(" %s mb %d %s", sharding_name((enum sharding)c->sharding), c->micro_batch,
         recompute_name((enum recompute)c->recompute));
+    /* the knobs away from their preferred value, and TP overlap when on */
+    for (int k = 0; k < PK_COUNT; k++) {
+        const struct plan_knob *kn = &plan_knobs[k];
+        int v = c->knob[k] - 1;
+        if (v < 0 || v >= kn->nvalues || (v == kn->preferred && k != PK_TP_OVERLAP) ||
+            (k == PK_TP_OVERLAP && !v))
+            continue;
+        ADD(" %s %s", kn->name, kn->values[v]);
+    }
 #undef ADD
 }
 
@@ -81,14 +95,29 @@ void plan_apply(const struct scenario *base, const struct plan_cand *c, struct s
     if (c->recompute != RC_FULL)
         out->train.recompute_layers = 0;
     /* Defaults that follow the layout (zero.overlap_comm with the stage, ddp.overlap with the
-     * framework model parallelism selects), unless the user gave them. */
+     * framework model parallelism selects), unless the user gave them; then the knobs. */
     cfg_derive_defaults(out, base->given);
+    plan_knobs_apply(c->knob, out);
+}
+
+void plan_cand_changes(const struct scenario *base, const struct plan_cand *c, char *buf, size_t n)
+{
+    struct scenario s, d;
+    struct plan_cand plain = *c;
+    struct cfg_error err;
+
+    plan_apply(base, c, &s);
+    (void)scenario_finalize(&s, &err); /* derives what the candidate leaves to the loader */
+    memset(plain.knob, 0, sizeof(plain.knob));
+    plan_apply(base, &plain, &d);
+    (void)scenario_finalize(&d, &err);
+    plan_changes(base, &d, &s, buf, n);
 }
 
 /* ---- the builder probe: what is modelled, once per kind of candidate ------------------ */
 
 struct probe {
-    int key[8];
+    int key[10];
     char reason[200]; /* "" = modelled */
 };
 
@@ -108,8 +137,9 @@ struct search {
 static const char *probe(struct search *se, const struct scenario *s)
 {
     const struct parallelism *p = &s->par;
-    int key[8] = { p->sharding, p->framework, p->cp > 1,   p->ep > 1,
-                   p->pp > 1,   p->tp > 1,    p->schedule, p->sequence_parallel };
+    int key[10] = { p->sharding,      p->framework,      p->cp > 1,   p->ep > 1,
+                    p->pp > 1,        p->tp > 1,         p->schedule, p->sequence_parallel,
+                    s->train.offload, p->tp_comm_overlap };
     struct probe *pr;
     struct scenario small = *s;
     struct layout l;
@@ -166,45 +196,173 @@ static double objective(const struct search *se, const struct plan_cand *c, doub
     return step_s;
 }
 
-static void evaluate(struct search *se, struct plan_cand *c)
+/* How one knob setting of a layout came out. */
+enum outcome {
+    OUT_FITS,
+    OUT_OOM, /* over the GPU's memory by estimate */
+    OUT_REJECTED
+};
+
+/* Knob setting c->knob of layout s0 (finalized): the checks, then the estimate. */
+static enum outcome try_setting(struct search *se, struct plan_cand *c, const struct scenario *s0)
 {
     struct plan_result *r = se->res;
-    struct scenario s;
+    struct scenario s = *s0;
     struct cfg_error err;
     const char *why;
     char msg[200];
 
-    r->evaluated++;
-    plan_apply(se->base, c, &s);
-    if (scenario_finalize(&s, &err) != 0) {
+    plan_knobs_apply(c->knob, &s);
+    if (plan_knobs_need_check(c->knob, s0) && scenario_finalize(&s, &err) != 0) {
         reject(se, is_divisibility(err.msg) ? PR_DIVISIBILITY : PR_COMBINATION, c, err.msg);
-        return;
+        return OUT_REJECTED;
     }
-    c->schedule = s.par.schedule;
-    if (c->recompute == RC_SELECTIVE && se->selective_noop) {
-        reject(se, PR_DUPLICATE, c,
-               "selective recompute has nothing to recompute under flash attention (= none)");
-        return;
+    c->offload = s.train.offload != OFFLOAD_NONE;
+    if (c->offload) {
+        double host = plan_host_bytes_node(&s);
+        if (host > s.hw.host.mem_bytes) {
+            msg[0] = '\0';
+            if (!r->rejected[PR_HOST_MEMORY]) /* only the first is shown: format it alone */
+                snprintf(msg, sizeof(msg), "host RAM %.0f GiB per node > %.0f GiB", host / GIB,
+                         s.hw.host.mem_bytes / GIB);
+            reject(se, PR_HOST_MEMORY, c, msg);
+            return OUT_REJECTED;
+        }
     }
     why = probe(se, &s);
     if (why[0]) {
         reject(se, PR_NOT_MODELLED, c, why);
-        return;
+        return OUT_REJECTED;
     }
     r->estimated++;
     estimate_scenario(se->est, &s, &c->est);
     if (c->est.peak_bytes > s.hw.gpu.mem_bytes) {
-        snprintf(msg, sizeof(msg), "estimated peak %.1f GiB > %.1f GiB",
-                 c->est.peak_bytes / (1024.0 * 1024 * 1024),
-                 s.hw.gpu.mem_bytes / (1024.0 * 1024 * 1024));
+        msg[0] = '\0';
+        if (!r->rejected[PR_OOM_ESTIMATE])
+            snprintf(msg, sizeof(msg), "estimated peak %.1f GiB > %.1f GiB",
+                     c->est.peak_bytes / GIB, s.hw.gpu.mem_bytes / GIB);
         reject(se, PR_OOM_ESTIMATE, c, msg);
-        return;
+        return OUT_OOM;
     }
     c->est_objective = objective(se, c, c->est.step_s);
     c->sim_status = -1;
     train_totals(&s, c->est.step_s, &c->tt);
     grow_array((void **)&r->fit, &se->cap_fit, (size_t)r->nfit + 1, sizeof(*r->fit));
     r->fit[r->nfit++] = *c;
+    return OUT_FITS;
+}
+
+/*
+ * The most memory knob setting `knob` could free against the preferred one (estimate `pref`):
+ * offload the model states it moves, DeepSpeed without overlap one gradient bucket, FSDP with
+ * less prefetch the gathered units; the other knobs free nothing.
+ */
+static double can_free(const unsigned char *knob, const struct estimate *pref)
+{
+    int off = knob[PK_OFFLOAD] - 1, bwd = knob[PK_BWD_PREFETCH] - 1;
+    double b = 0;
+
+    if (off > OFFLOAD_NONE)
+        b += pref->mem[MC_MASTER] + pref->mem[MC_OPTIM] + pref->mem[MC_GRADS] +
+             (off == OFFLOAD_PARAMS ? pref->mem[MC_PARAMS] : 0);
+    if (knob[PK_ZERO_OVERLAP] == 1) /* overlap_comm off */
+        b += pref->mem[MC_COMM];
+    if ((bwd >= 0 && bwd != BWD_PREFETCH_PRE) || knob[PK_FWD_PREFETCH] == 1)
+        b += pref->mem[MC_GATHERED];
+    return b;
+}
+
+/* Does setting `w` (value indices per knob) dominate `v`: at least as preferred everywhere? */
+static bool at_least_as_preferred(const int *w, const int *v)
+{
+    for (int k = 0; k < PK_COUNT; k++)
+        if (w[k] > v[k])
+            return false;
+    return true;
+}
+
+/*
+ * Every knob setting of layout c, in mixed-radix order of the value indices (each knob's values
+ * listed preferred first, then slower ones that need no more memory), so that a setting comes
+ * after every setting at least as preferred in every knob. A setting is dominated when one of
+ * those fits by estimate (it would only be slower); when the preferred one does not fit, a
+ * setting whose memory cannot fit either (the preferred estimate less what it can free) is
+ * counted out of memory without an estimate.
+ */
+static void evaluate(struct search *se, struct plan_cand *c)
+{
+    struct plan_result *r = se->res;
+    struct scenario s0;
+    struct cfg_error err;
+    int vals[PK_COUNT][PK_MAX_VALUES], nv[PK_COUNT], total = 1, nfits = 0;
+    int fits[64][PK_COUNT], idx[PK_COUNT];
+    enum outcome pref = OUT_REJECTED;
+    struct estimate pe;
+    double cap = se->base->hw.gpu.mem_bytes;
+    char msg[200];
+
+    r->layouts++;
+    memset(c->knob, 0, sizeof(c->knob));
+    c->variant = 0;
+    c->offload = false;
+    plan_apply(se->base, c, &s0);
+    if (scenario_finalize(&s0, &err) != 0) {
+        r->evaluated++;
+        reject(se, is_divisibility(err.msg) ? PR_DIVISIBILITY : PR_COMBINATION, c, err.msg);
+        return;
+    }
+    c->schedule = s0.par.schedule;
+    if (c->recompute == RC_SELECTIVE && se->selective_noop) {
+        r->evaluated++;
+        reject(se, PR_DUPLICATE, c,
+               "selective recompute has nothing to recompute under flash attention (= none)");
+        return;
+    }
+    for (int k = 0; k < PK_COUNT; k++) {
+        nv[k] = plan_knob_values(&s0, k, vals[k]);
+        total *= nv[k] > 0 ? nv[k] : 1;
+    }
+    memset(&pe, 0, sizeof(pe));
+    for (int v = 0; v < total; v++) {
+        int rest = v;
+        bool dominated = false;
+        for (int k = 0; k < PK_COUNT; k++) { /* v in mixed radix: all zero = the preferred */
+            idx[k] = nv[k] > 0 ? rest % nv[k] : 0;
+            c->knob[k] = (unsigned char)(nv[k] > 0 ? vals[k][idx[k]] + 1 : 0);
+            rest /= nv[k] > 0 ? nv[k] : 1;
+        }
+        c->variant = v;
+        r->evaluated++;
+        for (int i = 0; i < nfits && !dominated; i++)
+            dominated = at_least_as_preferred(fits[i], idx);
+        if (dominated) {
+            reject(se, PR_DOMINATED, c,
+                   "slower than a setting of the same layout that fits and is preferred in every "
+                   "knob");
+            continue;
+        }
+        if (v > 0 && pref == OUT_OOM &&
+            pe.peak_bytes - pe.mem[MC_RESERVE] - can_free(c->knob, &pe) > cap) {
+            msg[0] = '\0';
+            if (!r->rejected[PR_OOM_ESTIMATE])
+                snprintf(
+                    msg, sizeof(msg),
+                    "estimated peak above %.1f GiB > %.1f GiB (the preferred setting's less what "
+                    "this one can free)",
+                    (pe.peak_bytes - pe.mem[MC_RESERVE] - can_free(c->knob, &pe)) / GIB, cap / GIB);
+            reject(se, PR_OOM_ESTIMATE, c, msg);
+            continue;
+        }
+        {
+            enum outcome o = try_setting(se, c, &s0);
+            if (v == 0) {
+                pref = o;
+                pe = c->est;
+            }
+            if (o == OUT_FITS && nfits < 64)
+                memcpy(fits[nfits++], idx, sizeof(idx));
+        }
+    }
 }
 
 /* ---- enumeration ------------------------------------------------------------------------ */
@@ -265,8 +423,9 @@ static void enumerate(struct search *se, int gpus, int nodes)
                                 for (int mb = 1; mb <= max_mb; mb *= 2) {
                                     if (mb > 1 && (long)mb * dp > b->train.global_batch)
                                         break;
-                                    for (int rc = RC_NONE; rc <= RC_FULL; rc++)
+                                    for (int q2 = 0; q2 < plan_n_recompute_policies; q2++)
                                         for (int sp = 0; sp <= (c.tp > 1); sp++) {
+                                            int rc = plan_recompute_policies[q2];
                                             long number = se->res->enumerated++;
                                             if (number % o->shard_n != o->shard_k)
                                                 continue;
@@ -307,7 +466,9 @@ static int by_estimate(const void *a, const void *b)
         return cmp_double(x->est_objective, y->est_objective);
     if (cmp_double(x->est.peak_bytes, y->est.peak_bytes))
         return cmp_double(x->est.peak_bytes, y->est.peak_bytes);
-    return (x->number > y->number) - (x->number < y->number);
+    if (x->number != y->number)
+        return (x->number > y->number) - (x->number < y->number);
+    return (x->variant > y->variant) - (x->variant < y->variant);
 }
 
 static int by_simulation(const void *a, const void *b)
@@ -318,7 +479,9 @@ static int by_simulation(const void *a, const void *b)
         return cmp_double(x->sim_objective, y->sim_objective);
     if (cmp_double(x->sim_peak_bytes, y->sim_peak_bytes))
         return cmp_double(x->sim_peak_bytes, y->sim_peak_bytes);
-    return (x->number > y->number) - (x->number < y->number);
+    if (x->number != y->number)
+        return (x->number > y->number) - (x->number < y->number);
+    return (x->variant > y->variant) - (x->variant < y->variant);
 }
 
 static void simulate(struct search *se, struct plan_cand *c, FILE *progress)
@@ -344,11 +507,15 @@ static void simulate(struct search *se, struct plan_cand *c, FILE *progress)
     }
     c->sim_step_s = run.step_s;
     c->sim_peak_bytes = run.peak_bytes;
+    c->sim_tight = run.reserve_short_bytes > 0;
     c->sim_mfu = run.mfu;
     c->sim_tokens_per_s = run.tokens_per_s;
     c->sim_objective = objective(se, c, run.step_s);
     memcpy(c->sim_breakdown_s, run_metrics(&run)->breakdown_s, sizeof(c->sim_breakdown_s));
     c->tt = run_metrics(&run)->totals;
+    if (c->offload)
+        plan_offload_needs(&s, &run, &c->needs);
+    plan_cand_changes(se->base, c, c->changes, sizeof(c->changes));
     if (!run.fits) {
         char msg[200];
         c->sim_status = PR_OOM_SIMULATED;
@@ -396,6 +563,33 @@ static double kth_objective(const struct plan_result *r, int top)
     kth = v[top - 1];
     free(v);
     return kth;
+}
+
+/* |estimate / engine - 1| of every simulated candidate: median and maximum. */
+static void estimate_errors(struct plan_result *r)
+{
+    double *st = xmalloc(sizeof(double) * (size_t)(r->nsimulated + 1));
+    double *me = xmalloc(sizeof(double) * (size_t)(r->nsimulated + 1));
+    int n = 0;
+
+    for (long i = 0; i < r->nfit; i++) {
+        const struct plan_cand *c = &r->fit[i];
+        if (!c->simulated || !(c->sim_step_s > 0) || !(c->sim_peak_bytes > 0))
+            continue;
+        st[n] = fabs(c->est.step_s / c->sim_step_s - 1);
+        me[n++] = fabs(c->est.peak_bytes / c->sim_peak_bytes - 1);
+    }
+    r->nerr = n;
+    if (n > 0) {
+        qsort(st, (size_t)n, sizeof(double), cmp_double_p);
+        qsort(me, (size_t)n, sizeof(double), cmp_double_p);
+        r->err_step_median = n % 2 ? st[n / 2] : (st[n / 2 - 1] + st[n / 2]) / 2;
+        r->err_mem_median = n % 2 ? me[n / 2] : (me[n / 2 - 1] + me[n / 2]) / 2;
+        r->err_step_max = st[n - 1];
+        r->err_mem_max = me[n - 1];
+    }
+    free(st);
+    free(me);
 }
 
 static int gpu_counts(const struct scenario *b, const struct plan_opts *o, int *gpus, int *nodes,
@@ -457,6 +651,7 @@ int plan_search(const struct scenario *base, const struct plan_opts *o, struct p
             break;
         simulate(&se, &out->fit[i], progress);
     }
+    estimate_errors(out);
     if (out->nfinal > 0)
         qsort(out->final, (size_t)out->nfinal, sizeof(*out->final), by_simulation);
     if (out->nfinal > o->top)

@@ -8,9 +8,19 @@
  * of layers / pp with the interleaved schedule, and for vpp = 1 the 1F1B,
  * GPipe and ZB-H1 schedules; ep over the divisors of dp (MoE models); every
  * sharding strategy; micro-batches 1, 2, 4, ... up to global_batch / dp (at
- * most 64); recompute none, selective and full; sequence parallelism on and
- * off when tp > 1. The model, hardware, precision, optimizer, batch and the
- * rest of the scenario are kept as given.
+ * most 64); the recompute policies (plan_recompute_policies[]); sequence
+ * parallelism on and off when tp > 1. Those make a layout; beside it the
+ * knobs (plan_knobs.c): CPU offload of the optimizer states or of the
+ * parameters too, TP communication overlap, DDP's and DeepSpeed's gradient
+ * overlap, FSDP's prefetch, each where it applies. A layout's preferred
+ * knob setting (no offload, overlap and prefetch on) is estimated first;
+ * when it fits, its other settings are dominated (slower, and memory is not
+ * what they would buy) and counted as such; when it does not, each other
+ * setting whose memory could fit (the preferred estimate less what the
+ * setting can remove) is a candidate of its own. Offload candidates are
+ * refused when the host RAM of a node cannot hold what its GPUs offload.
+ * The model, hardware, precision, optimizer, batch and the rest of the
+ * scenario are kept as given.
  *
  * Two passes. Every candidate is checked by scenario_finalize() (the loader's
  * divisibility and combination rules), then by a probe of the strategy
@@ -45,6 +55,8 @@ enum plan_reject {
     PR_COMBINATION,   /* another cross-field rule (finalize) */
     PR_NOT_MODELLED,  /* the strategy builder declines the combination */
     PR_DUPLICATE,     /* a knob with no effect here: same as another candidate */
+    PR_DOMINATED,     /* a slower knob setting of a layout whose preferred setting fits */
+    PR_HOST_MEMORY,   /* offload: the node's host RAM cannot hold what its GPUs offload */
     PR_OOM_ESTIMATE,  /* the closed-form peak exceeds the GPU memory */
     PR_OOM_SIMULATED, /* the engine's peak exceeds the GPU memory */
     PR_SIM_FAILED,    /* the engine declined it (other reason) */
@@ -57,6 +69,75 @@ enum plan_objective {
 };
 
 #define PLAN_MAX_GPU_COUNTS 16
+
+/* ---- knobs beside the layout (plan_knobs.c) ---------------------------------------------- */
+
+enum plan_knob_id {
+    PK_OFFLOAD,      /* training.offload */
+    PK_TP_OVERLAP,   /* parallelism.tp_comm_overlap */
+    PK_DDP_OVERLAP,  /* ddp.overlap */
+    PK_ZERO_OVERLAP, /* zero.overlap_comm */
+    PK_BWD_PREFETCH, /* fsdp.backward_prefetch */
+    PK_FWD_PREFETCH, /* fsdp.forward_prefetch */
+    PK_COUNT
+};
+
+#define PK_MAX_VALUES 4
+
+struct plan_knob {
+    const char *name; /* as the "changed" column writes it: "offload" */
+    int nvalues;
+    const char *values[PK_MAX_VALUES];              /* value names, by the field's integer value */
+    int preferred;                                  /* tried first: the fastest */
+    bool (*relevant)(const struct scenario *s);     /* the knob changes anything in this layout */
+    bool (*valid)(const struct scenario *s, int v); /* the loader accepts value v here */
+    void (*set)(struct scenario *s, int v);
+    int (*get)(const struct scenario *s);
+    bool checked; /* the loader checks it (finalize again after setting it) */
+};
+
+extern const struct plan_knob plan_knobs[PK_COUNT];
+
+/* The recompute policies searched, in order (a list the frameworks' policies extend). */
+extern const int plan_recompute_policies[];
+extern const int plan_n_recompute_policies;
+
+/* Values of knob k that apply to layout s, preferred first, into vals; 0 when the knob is
+ * not relevant there (it keeps the scenario's value). */
+int plan_knob_values(const struct scenario *s, int k, int *vals);
+
+/* Set the knobs of knob[] (1 + value, 0 = keep) on s; whether a set knob needs the loader's
+ * check. */
+void plan_knobs_apply(const unsigned char *knob, struct scenario *s);
+bool plan_knobs_need_check(const unsigned char *knob, const struct scenario *s);
+
+/*
+ * "tp=2, sharding=zero3, offload=optimizer": what candidate c changed from base b: its layout
+ * against b's, its knobs against d, the same layout with b's own knob settings as the loader
+ * derives them (so a default that follows the layout, zero.overlap_comm with ZeRO-3, is no
+ * change).
+ */
+void plan_changes(const struct scenario *b, const struct scenario *d, const struct scenario *c,
+                  char *buf, size_t n);
+
+/* What an offload candidate needs of the host, from its simulated step (run_metrics). */
+struct plan_needs {
+    double h2d_bytes, d2h_bytes; /* PCIe copies per GPU per step */
+    double pcie_need_Bps;        /* the busier direction's bytes over the step */
+    double pcie_Bps;             /* the link's rate per direction (hardware pcie) */
+    double exposed_s;            /* offload time not hidden by compute (PCIe, CPU step) */
+    double host_bytes_node;      /* host RAM the node's GPUs offload into */
+    double host_capacity;        /* host RAM per node (hardware host.memory) */
+    double host_bw_need_Bps;     /* host memory traffic of CPU optimizer and copies, per node */
+    double host_bw_Bps;          /* host memory bandwidth per node */
+};
+
+/* Host bytes per node that scenario s offloads (0 without offload). */
+double plan_host_bytes_node(const struct scenario *s);
+
+struct run;
+/* The needs of offload scenario s from its simulated step r. */
+void plan_offload_needs(const struct scenario *s, const struct run *r, struct plan_needs *out);
 
 struct plan_opts {
     int gpus[PLAN_MAX_GPU_COUNTS]; /* GPU counts to plan for; none = the scenario's */
@@ -77,23 +158,30 @@ struct plan_cand {
     int schedule; /* enum pp_schedule */
     int sharding; /* enum sharding */
     int micro_batch;
-    int recompute; /* enum recompute */
+    int recompute;                /* enum recompute */
+    unsigned char knob[PK_COUNT]; /* 1 + each knob's value (plan_knobs); 0 = the scenario's */
+    int variant;                  /* knob setting of the layout: 0 = the preferred one */
     struct estimate est;
     double est_objective; /* step time or cost per step by the estimate */
     bool simulated;
     int sim_status; /* -1 = fits; else enum plan_reject */
     double sim_step_s, sim_peak_bytes, sim_mfu, sim_tokens_per_s;
+    bool sim_tight; /* fits only with less allocator reserve than usual (run.h) */
     double sim_breakdown_s[TC_COUNT];
     double sim_objective;
-    struct train_totals tt; /* from the simulated step when simulated, else the estimate */
+    bool offload;            /* moves states to the host: needs are filled when simulated */
+    char changes[160];       /* what it changed from the scenario: simulated ones (plan_changes) */
+    struct plan_needs needs; /* of an offload candidate, from its simulated step */
+    struct train_totals tt;  /* from the simulated step when simulated, else the estimate */
 };
 
 struct plan_result {
     const struct scenario *base;
     enum plan_objective objective;
     double capacity_bytes;
-    long enumerated;             /* candidates numbered (all shards) */
-    long evaluated;              /* candidates of this shard */
+    long enumerated;             /* layouts numbered (all shards) */
+    long layouts;                /* layouts of this shard */
+    long evaluated;              /* candidates of this shard: layouts x their knob settings */
     long estimated;              /* passed the rules and the builder probe */
     long rejected[PR_COUNT];     /* by reason */
     char example[PR_COUNT][320]; /* first rejection of each kind, with its candidate */
@@ -103,6 +191,10 @@ struct plan_result {
     struct plan_cand *final; /* simulated and fitting, best first */
     int nfinal;
     double search_s, simulate_s; /* wall time of the two passes */
+    /* |estimate / engine - 1| over the simulated candidates (those the engine ran), by the
+     * estimator's own ranking's best: step time and peak memory, median and maximum. */
+    int nerr;
+    double err_step_median, err_step_max, err_mem_median, err_mem_max;
 };
 
 /*
@@ -119,8 +211,11 @@ void plan_result_release(struct plan_result *r);
 /* The base scenario with candidate c applied (not finalized). */
 void plan_apply(const struct scenario *base, const struct plan_cand *c, struct scenario *out);
 
-/* "dp 8 tp 8 pp 4 vpp 5 sp interleaved zero1 mb 1 selective" */
+/* "dp 8 tp 8 pp 4 vpp 5 sp interleaved zero1 mb 1 selective offload optimizer" */
 void plan_describe(const struct plan_cand *c, char *buf, size_t n);
+
+/* What candidate c changed from the base scenario ("(as configured)" for nothing). */
+void plan_cand_changes(const struct scenario *base, const struct plan_cand *c, char *buf, size_t n);
 
 const char *plan_reject_name(int reason);
 

@@ -32,11 +32,44 @@ static void fmt_int(long v, char *buf, size_t n)
 
 static void table_header(FILE *f, bool gpus)
 {
-    fprintf(f, "  #  %s%-52s %10s %10s %6s %9s %9s %9s %9s\n", gpus ? " GPUs " : "", "layout",
-            "step (sim)", "step (est)", "MFU", "memory", "tok/s/GPU", "to train", "cost");
+    fprintf(f, "  #  %s%10s %10s %6s %9s %9s %9s %9s   %s\n", gpus ? " GPUs " : "", "step (sim)",
+            "step (est)", "MFU", "memory", "tok/s/GPU", "to train", "cost",
+            "layout / changed from the scenario");
 }
 
-static void table_row(FILE *f, int rank, const struct plan_cand *c, bool gpus)
+/* "18.9 GB": bytes in decimal units, as bandwidths are quoted. */
+static void fmt_gb(double bytes, char *buf, size_t n)
+{
+    if (bytes >= 1e12)
+        snprintf(buf, n, "%.2f TB", bytes / 1e12);
+    else if (bytes >= 1e9)
+        snprintf(buf, n, "%.1f GB", bytes / 1e9);
+    else
+        snprintf(buf, n, "%.0f MB", bytes / 1e6);
+}
+
+/* What an offload candidate needs of the host (its simulated step). */
+static void needs_line(FILE *f, const struct plan_needs *n, bool gpus)
+{
+    char d2h[32], h2d[32], need[32], link[32], host[32], cap[32], hbw[32], hcap[32];
+
+    fmt_gb(n->d2h_bytes, d2h, sizeof(d2h));
+    fmt_gb(n->h2d_bytes, h2d, sizeof(h2d));
+    fmt_gb(n->pcie_need_Bps, need, sizeof(need));
+    fmt_gb(n->pcie_Bps, link, sizeof(link));
+    fmt_gb(n->host_bytes_node, host, sizeof(host));
+    fmt_gb(n->host_capacity, cap, sizeof(cap));
+    fmt_gb(n->host_bw_need_Bps, hbw, sizeof(hbw));
+    fmt_gb(n->host_bw_Bps, hcap, sizeof(hcap));
+    fprintf(f,
+            "%*s       needs: PCIe %s to host + %s to GPU per GPU per step (>= %s/s sustained "
+            "of the link's %s/s),\n%*s              %.2f s of it exposed; host RAM %s of %s per "
+            "node; host memory %s/s of %s/s\n",
+            gpus ? 6 : 0, "", d2h, h2d, need, link, gpus ? 6 : 0, "", n->exposed_s, host, cap, hbw,
+            hcap);
+}
+
+static void table_row(FILE *f, int rank, const struct plan_cand *c, bool gpus, const char *changes)
 {
     char d[160], sim[32], est[32], dur[32], cost[32];
 
@@ -48,8 +81,13 @@ static void table_row(FILE *f, int rank, const struct plan_cand *c, bool gpus)
     fprintf(f, "%3d  ", rank);
     if (gpus)
         fprintf(f, "%5d ", c->gpus);
-    fprintf(f, "%-52s %10s %10s %5.1f%% %5.1f GiB %9.0f %9s %9s\n", d, sim, est, 100 * c->sim_mfu,
-            c->sim_peak_bytes / GIB, c->sim_tokens_per_s / c->gpus, dur, cost);
+    fprintf(f, "%10s %10s %5.1f%% %5.1f GiB%s %8.0f %9s %9s   %s\n", sim, est, 100 * c->sim_mfu,
+            c->sim_peak_bytes / GIB, c->sim_tight ? "*" : " ", c->sim_tokens_per_s / c->gpus, dur,
+            cost, d);
+    if (changes && changes[0])
+        fprintf(f, "%*s       changed: %s\n", gpus ? 6 : 0, "", changes);
+    if (c->offload && c->simulated)
+        needs_line(f, &c->needs, gpus);
 }
 
 void plan_print(FILE *f, const char *path, const struct plan_result *r, const struct plan_opts *o)
@@ -83,12 +121,20 @@ void plan_print(FILE *f, const char *path, const struct plan_result *r, const st
     if (r->nfinal > 0) {
         table_header(f, gpus);
         for (int i = 0; i < r->nfinal && i < o->top; i++)
-            table_row(f, i + 1, &r->final[i], gpus);
+            table_row(f, i + 1, &r->final[i], gpus, r->final[i].changes);
         fprintf(f,
                 "\n  Ranked by %s. step (sim): simulated by the engine, the final ranking; step "
                 "(est):\n  the closed-form first pass that chose what to simulate. memory: "
-                "simulated peak per GPU.\n",
+                "simulated peak per GPU\n  (* tight: fits only with less allocator reserve than "
+                "usual, docs/memory.md).\n",
                 o->objective == PLAN_BY_COST ? "cost (GPU-hours per step)" : "simulated step time");
+        if (r->nerr > 0)
+            fprintf(f,
+                    "  Estimate against the engine on the %d simulated candidate%s, |est / sim - "
+                    "1|: step time\n  median %.1f %%, max %.1f %%; peak memory median %.1f %%, "
+                    "max %.1f %%.\n",
+                    r->nerr, r->nerr == 1 ? "" : "s", 100 * r->err_step_median,
+                    100 * r->err_step_max, 100 * r->err_mem_median, 100 * r->err_mem_max);
     } else {
         fprintf(f, "  No layout fits in %.1f GiB per GPU.\n", r->capacity_bytes / GIB);
     }
@@ -120,10 +166,19 @@ void plan_print(FILE *f, const char *path, const struct plan_result *r, const st
 static const char *const csv_cols =
     "number,gpus,nodes,dp,tp,pp,vpp,cp,ep,sequence_parallel,schedule,sharding,micro_batch,"
     "recompute,est_step_time_s,est_peak_memory_bytes,simulated,sim_status,sim_step_time_s,"
-    "sim_peak_memory_bytes,sim_mfu,sim_tokens_per_s,time_to_train_s,cost_usd\n";
+    "sim_peak_memory_bytes,sim_mfu,sim_tokens_per_s,time_to_train_s,cost_usd,offload,"
+    "tp_comm_overlap,ddp_overlap,zero_overlap_comm,backward_prefetch,forward_prefetch,variant,"
+    "changes\n";
 
-static void csv_row(FILE *f, const struct plan_cand *c)
+/* The CSV column of each knob (after cost_usd, in enum plan_knob_id order). */
+static const char *const knob_cols[PK_COUNT] = { "offload",           "tp_comm_overlap",
+                                                 "ddp_overlap",       "zero_overlap_comm",
+                                                 "backward_prefetch", "forward_prefetch" };
+
+static void csv_row(FILE *f, const struct scenario *base, const struct plan_cand *c)
 {
+    char changes[200];
+
     fprintf(f, "%ld,%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%s,%d,%s,%.6g,%.6g,%s,", c->number, c->gpus,
             c->nodes, c->dp, c->tp, c->pp, c->vpp, c->cp, c->ep, c->sp ? "true" : "false",
             schedule_name((enum pp_schedule)c->schedule), sharding_name((enum sharding)c->sharding),
@@ -144,16 +199,23 @@ static void csv_row(FILE *f, const struct plan_cand *c)
     else
         fputc(',', f);
     if (c->tt.have_tokens && c->tt.have_price)
-        fprintf(f, ",%.6g\n", c->tt.cost_usd);
+        fprintf(f, ",%.6g", c->tt.cost_usd);
     else
-        fputs(",\n", f);
+        fputc(',', f);
+    for (int k = 0; k < PK_COUNT; k++)
+        fprintf(f, ",%s",
+                c->knob[k] > 0 && c->knob[k] <= plan_knobs[k].nvalues
+                    ? plan_knobs[k].values[c->knob[k] - 1]
+                    : "");
+    plan_cand_changes(base, c, changes, sizeof(changes));
+    fprintf(f, ",%d,\"%s\"\n", c->variant, changes); /* no quote in the text (plan_changes) */
 }
 
 int plan_write_csv(const struct plan_result *r, FILE *f)
 {
     fputs(csv_cols, f);
     for (long i = 0; i < r->nfit; i++)
-        csv_row(f, &r->fit[i]);
+        csv_row(f, r->base, &r->fit[i]);
     return ferror(f) ? -1 : 0;
 }
 
@@ -177,6 +239,25 @@ static void json_cand(FILE *f, const struct plan_cand *c, int rank)
         fprintf(f, ", \"cost_usd\": %.6g", c->tt.cost_usd);
     if (c->tt.have_tokens && c->tt.have_power)
         fprintf(f, ", \"energy_J\": %.6g", c->tt.energy_J);
+    fprintf(f, ",\n     \"tight\": %s, \"knobs\": {", c->sim_tight ? "true" : "false");
+    for (int k = 0, first = 1; k < PK_COUNT; k++) {
+        if (c->knob[k] == 0 || c->knob[k] > plan_knobs[k].nvalues)
+            continue;
+        fprintf(f, "%s\"%s\": \"%s\"", first ? "" : ", ", plan_knobs[k].name,
+                plan_knobs[k].values[c->knob[k] - 1]);
+        first = 0;
+    }
+    fputs("}, \"changes\": ", f);
+    fput_json_string(f, c->changes);
+    if (c->offload && c->simulated)
+        fprintf(f,
+                ",\n     \"offload_needs\": {\"pcie_d2h_bytes\": %.6g, \"pcie_h2d_bytes\": %.6g, "
+                "\"pcie_need_Bps\": %.6g, \"pcie_Bps\": %.6g, \"exposed_s\": %.6g, "
+                "\"host_bytes_per_node\": %.6g, \"host_capacity_bytes\": %.6g, "
+                "\"host_bw_need_Bps\": %.6g, \"host_bw_Bps\": %.6g}",
+                c->needs.d2h_bytes, c->needs.h2d_bytes, c->needs.pcie_need_Bps, c->needs.pcie_Bps,
+                c->needs.exposed_s, c->needs.host_bytes_node, c->needs.host_capacity,
+                c->needs.host_bw_need_Bps, c->needs.host_bw_Bps);
     fputc('}', f);
 }
 
@@ -187,9 +268,12 @@ int plan_write_json(const char *path, const struct plan_result *r, int top, FILE
     fprintf(f,
             ",\n  \"ranked_by\": \"%s\",\n  \"candidates\": %ld,\n  \"estimated\": %ld,\n"
             "  \"fit_by_estimate\": %ld,\n  \"simulated\": %d,\n  \"search_s\": %.4f,\n"
-            "  \"simulate_s\": %.4f,\n  \"rejected\": {",
+            "  \"simulate_s\": %.4f,\n  \"layouts\": %ld,\n"
+            "  \"estimate_error\": {\"candidates\": %d, \"step_median\": %.4f, \"step_max\": %.4f, "
+            "\"memory_median\": %.4f, \"memory_max\": %.4f},\n  \"rejected\": {",
             r->objective == PLAN_BY_COST ? "cost" : "time", r->evaluated, r->estimated, r->nfit,
-            r->nsimulated, r->search_s, r->simulate_s);
+            r->nsimulated, r->search_s, r->simulate_s, r->layouts, r->nerr, r->err_step_median,
+            r->err_step_max, r->err_mem_median, r->err_mem_max);
     for (int k = 0, first = 1; k < PR_COUNT; k++) {
         if (!r->rejected[k])
             continue;
@@ -244,7 +328,9 @@ static int by_sim(const void *a, const void *b)
 
     if (cmp_double(x->sim_objective, y->sim_objective))
         return cmp_double(x->sim_objective, y->sim_objective);
-    return (x->number > y->number) - (x->number < y->number);
+    if (x->number != y->number)
+        return (x->number > y->number) - (x->number < y->number);
+    return (x->variant > y->variant) - (x->variant < y->variant);
 }
 
 static const char *const merge_cols[] = {
@@ -273,7 +359,7 @@ static const char *const merge_cols[] = {
 };
 
 /* Candidate of row r of a plan CSV, whose columns merge_cols[] are at col[]. */
-static void merge_row(const struct csv_table *t, int r, const int *col,
+static void merge_row(const struct csv_table *t, int r, const int *col, const int *kcol,
                       enum plan_objective objective, struct plan_cand *out)
 {
     struct plan_cand c;
@@ -302,6 +388,18 @@ static void merge_row(const struct csv_table *t, int r, const int *col,
     c.tt.have_price = csv_field(t, r, col[20])[0] != '\0';
     c.tt.cost_usd = strtod(csv_field(t, r, col[20]), NULL);
     c.nodes = atoi(csv_field(t, r, col[21]));
+    for (int k = 0; k < PK_COUNT; k++) {
+        const char *v = kcol[k] >= 0 ? csv_field(t, r, kcol[k]) : "";
+        c.knob[k] = 0;
+        for (int j = 0; j < plan_knobs[k].nvalues; j++)
+            if (strcmp(v, plan_knobs[k].values[j]) == 0)
+                c.knob[k] = (unsigned char)(j + 1);
+    }
+    c.offload = c.knob[PK_OFFLOAD] > OFFLOAD_NONE + 1;
+    if (kcol[PK_COUNT] >= 0)
+        c.variant = atoi(csv_field(t, r, kcol[PK_COUNT]));
+    if (kcol[PK_COUNT + 1] >= 0)
+        snprintf(c.changes, sizeof(c.changes), "%s", csv_field(t, r, kcol[PK_COUNT + 1]));
     c.simulated = true;
     c.sim_status = -1;
     c.sim_objective = objective == PLAN_BY_COST ? c.sim_step_s * c.gpus : c.sim_step_s;
@@ -322,7 +420,7 @@ int plan_merge(const char *const *paths, int npaths, enum plan_objective objecti
     for (int k = 0; k < npaths; k++) {
         struct csv_error err;
         struct csv_table *t = csv_read_file(paths[k], &err);
-        int col[ARRAY_LEN(merge_cols)];
+        int col[ARRAY_LEN(merge_cols)], kcol[PK_COUNT + 2];
         if (!t) {
             if (err.line > 0)
                 snprintf(msg, msglen, "%s:%d: %s", paths[k], err.line, err.msg);
@@ -339,11 +437,16 @@ int plan_merge(const char *const *paths, int npaths, enum plan_objective objecti
                 free(all);
                 return -1;
             }
+        /* the knob columns, variant and changes: optional (files of earlier versions) */
+        for (int j = 0; j < PK_COUNT; j++)
+            kcol[j] = csv_column(t, knob_cols[j]);
+        kcol[PK_COUNT] = csv_column(t, "variant");
+        kcol[PK_COUNT + 1] = csv_column(t, "changes");
         for (int r = 0; r < t->nrows; r++) {
             struct plan_cand c;
             if (strcmp(csv_field(t, r, col[14]), "fits") != 0)
                 continue;
-            merge_row(t, r, col, objective, &c);
+            merge_row(t, r, col, kcol, objective, &c);
             grow_array((void **)&all, &cap, (size_t)n + 1, sizeof(*all));
             all[n++] = c;
         }
@@ -366,5 +469,5 @@ void plan_print_merged(FILE *f, const struct plan_cand *c, long n, int nfiles, i
             nfiles == 1 ? "" : "s");
     table_header(f, gpus);
     for (long i = 0; i < n && i < top; i++)
-        table_row(f, (int)i + 1, &c[i], gpus);
+        table_row(f, (int)i + 1, &c[i], gpus, c[i].changes);
 }
