@@ -6,6 +6,8 @@
  *                 [--rank time|cost] [--max-micro-batch M] [--csv F] [--json F]
  *                 [--plot DIR] [--shard K/N] [--set KEY=VALUE]... [--quiet]
  *   simtrain plan --merge A.csv B.csv ... [--top K]
+ *   simtrain plan SCENARIO.yaml --tokens N --days D [--budget USD] [--price USD]
+ *   simtrain plan SCENARIO.yaml [--tokens N] --budget USD [--price USD]
  *
  * Exit status: 0 when at least one layout fits; 3 when none does; 1 bad
  * input; 2 usage.
@@ -16,10 +18,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config/config.h"
 #include "base/files.h"
+#include "base/units.h"
 #include "cli/cmd.h"
+#include "config/config.h"
 #include "whatif/plan.h"
+#include "whatif/plan_goal.h"
 #include "report/plot.h"
 #include "report/report.h"
 
@@ -31,7 +35,37 @@ struct plan_args {
     const char *csv, *json, *plot;
     bool quiet, merge;
     struct cli_overrides set;
+    struct plan_goal goal; /* --tokens, --days, --budget, --price */
 };
+
+/* A positive quantity of `kind` (an optional leading '$' for money) up to `max`, or -1. */
+static int positive(const char *text, enum unit_kind kind, double max, double *out)
+{
+    struct unit_error err;
+    double v;
+
+    if (*text == '$')
+        text++;
+    if (units_parse(text, kind, &v, &err) != 0 || !(v > 0) || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_tokens(const char *text, void *field)
+{
+    return positive(text, UNIT_COUNT, 1e18, field);
+}
+
+static int parse_days(const char *text, void *field)
+{
+    return positive(text, UNIT_COUNT, 1e6, field);
+}
+
+static int parse_usd(const char *text, void *field)
+{
+    return positive(text, UNIT_COUNT, 1e15, field);
+}
 
 /* "N" or "N,N,...": the GPU counts of plan_opts. */
 static int parse_gpus(const char *text, void *field)
@@ -80,6 +114,22 @@ static const struct cli_opt plan_opts_table[] = {
       .expect = "K/N with 0 <= K < N" },
     { "--merge", 0, NULL, "rank the simulated layouts of the shards' CSV files given as arguments",
       .kind = CLI_FLAG, .offset = OFF(merge) },
+    { "--tokens", 0, "N", "tokens to train, e.g. 2T (default: training.tokens)", .kind = CLI_CUSTOM,
+      .offset = OFF(goal.tokens), .parse = parse_tokens,
+      .expect = "a positive count such as 2T or 1.5e12 (at most 1e18)" },
+    { "--days", 0, "D",
+      "find the fewest GPUs (whole nodes, each with its own plan search) that train the tokens "
+      "within D days",
+      .kind = CLI_CUSTOM, .offset = OFF(goal.days), .parse = parse_days,
+      .expect = "a positive number of days (at most 1e6)" },
+    { "--budget", 0, "USD",
+      "with --days, also cost at most USD; alone, the cheapest plan over node counts if within "
+      "USD",
+      .kind = CLI_CUSTOM, .offset = OFF(goal.budget), .parse = parse_usd,
+      .expect = "a positive amount such as 2M or $150k (at most 1e15)" },
+    { "--price", 0, "USD", "price per GPU-hour (default: training.price_per_gpu_hour)",
+      .kind = CLI_CUSTOM, .offset = OFF(goal.price), .parse = parse_usd,
+      .expect = "a positive amount per GPU-hour such as 2.5 (at most 1e15)" },
     { "--quiet", 'q', NULL, "print no table (for --csv, --json and --plot)", .kind = CLI_FLAG,
       .offset = OFF(quiet) },
 };
@@ -87,19 +137,28 @@ static const struct cli_opt plan_opts_table[] = {
 const struct cli_command cmd_plan_spec = {
     .name = "plan",
     .synopsis = "simtrain plan SCENARIO.yaml [OPTION]...\n"
+                "simtrain plan SCENARIO.yaml [--tokens N] --days D [--budget USD] [OPTION]...\n"
                 "simtrain plan --merge FILE.csv... [--top K] [--rank time|cost]",
     .about = "Searches the parallel layouts of the scenario (tp, pp, vpp and schedule, cp, ep,\n"
-             "sharding, micro-batch, recompute, sequence parallelism) for its GPU count or the\n"
-             "--gpus counts, keeps those that fit in GPU memory, ranks them by a closed-form\n"
+             "sharding, micro-batch, recompute, sequence parallelism) and beside them CPU offload\n"
+             "and the communication-overlap options, for its GPU count or the --gpus counts,\n"
+             "keeps those that fit in GPU memory (and host RAM), ranks them by a closed-form\n"
              "estimate, simulates the best with the engine and prints the top K (default 5) by\n"
-             "simulated step time (--rank cost: GPU-hours, for several GPU counts), with the\n"
-             "rejected candidates counted by reason. Exit status 0 when a layout fits, 3 when\n"
-             "none does.\n",
+             "simulated step time (--rank cost: GPU-hours, for several GPU counts), each with\n"
+             "what it changed from the scenario, with the rejected candidates counted by reason.\n"
+             "With --days (and --tokens) it finds the fewest whole nodes that train the tokens in\n"
+             "time, with --budget the cheapest plan within it. Exit status 0 when a layout fits\n"
+             "(or the goal is met), 3 when none does.\n",
     .opts = plan_opts_table,
     .nopts = ARRAY_LEN(plan_opts_table),
     .positional = OFF(pos),
     .max_positional = -1,
 };
+
+static bool goal_mode(const struct plan_args *a)
+{
+    return a->goal.days > 0 || a->goal.budget > 0;
+}
 
 static int parse(int argc, char **argv, struct plan_args *a)
 {
@@ -121,6 +180,14 @@ static int parse(int argc, char **argv, struct plan_args *a)
     else if (!a->merge && a->pos.n > 1)
         pr = cli_usage_error(&cmd_plan_spec, "more than one scenario ('%s' and '%s')",
                              a->pos.items[0], a->pos.items[1]);
+    else if (goal_mode(a) && a->merge)
+        pr = cli_usage_error(&cmd_plan_spec, "--days and --budget search a scenario, not --merge");
+    else if (goal_mode(a) && a->o.ngpus > 0)
+        pr = cli_usage_error(&cmd_plan_spec,
+                             "--days and --budget choose the GPU counts themselves: leave out "
+                             "--gpus");
+    else if (goal_mode(a) && a->shard.n > 1)
+        pr = cli_usage_error(&cmd_plan_spec, "--days and --budget do not split into --shard");
     return pr == CLI_OK ? -1 : cli_exit_status(pr);
 }
 
@@ -163,6 +230,42 @@ static int run_merge(const struct plan_args *a)
     return n > 0 ? 0 : 3;
 }
 
+/* ---- goal-seeking --------------------------------------------------------------------------- */
+
+static int run_goal(const struct plan_args *a, const char *path, const struct scenario *s)
+{
+    struct plan_goal_result g;
+    char msg[512];
+    int rc = plan_goal_search(s, &a->o, &a->goal, &g,
+                              !a->quiet && isatty(STDERR_FILENO) ? stderr : NULL, msg, sizeof(msg));
+
+    if (rc < 0) {
+        fprintf(stderr, "simtrain plan: error: %s\n", msg);
+        plan_goal_release(&g);
+        return 1;
+    }
+    if (!a->quiet && !(a->json && strcmp(a->json, "-") == 0) &&
+        !(a->csv && strcmp(a->csv, "-") == 0))
+        plan_goal_print(stdout, path, &a->goal, &g, &a->o);
+    if (rc == 3)
+        fprintf(stderr, "simtrain plan: %s\n", msg);
+    if (a->json) {
+        FILE *f = files_open_output(a->json);
+        int w = f ? plan_goal_write_json(f, path, &a->goal, &g) : -1;
+        if (!f || files_close_output(f) != 0 || w != 0) {
+            fprintf(stderr, "simtrain plan: error: cannot write '%s': %s\n", a->json,
+                    strerror(errno));
+            rc = 1;
+        }
+    }
+    if (g.have_plan && a->csv && write_file(a->csv, path, &g.plan, a->o.top, false) != 0)
+        rc = 1;
+    if (g.have_plan && a->plot && plot_plan(a->plot, &g.plan) != 0)
+        rc = 1;
+    plan_goal_release(&g);
+    return rc;
+}
+
 /* ---- the command ------------------------------------------------------------------------- */
 
 int cmd_plan(int argc, char **argv)
@@ -190,6 +293,16 @@ int cmd_plan(int argc, char **argv)
     if (!s) {
         cli_release(&cmd_plan_spec, &a);
         return 1;
+    }
+    if (a.goal.tokens > 0)
+        s->train.tokens = a.goal.tokens;
+    if (a.goal.price > 0)
+        s->train.price_gpu_hour = a.goal.price;
+    if (goal_mode(&a)) {
+        rc = run_goal(&a, path, s);
+        cfg_free(s);
+        cli_release(&cmd_plan_spec, &a);
+        return rc;
     }
     rc = 0;
     if (plan_search(s, &a.o, &r, !a.quiet && isatty(STDERR_FILENO) ? stderr : NULL, msg,
