@@ -17,7 +17,11 @@
  *          sweep_memory   peak memory by category per point, with capacity (bars.gp)
  *   plan   plan           estimated step time against peak memory of every layout
  *                         that fits, the simulated ones and the winners (plan.gp)
+ *          plan_pareto    simulated step time against simulated peak of every simulated
+ *                         candidate, the Pareto front marked (pareto.gp)
  *          plan_top       step time by category of the simulated winners (bars.gp)
+ *   memory limits         peak against micro-batch and sequence length, with capacity
+ *                         (limits.gp; whatif/memory_limits_io.c)
  *
  * Bus bandwidth against size (`simtrain collective --plot`) and predicted
  * against measured (`simtrain validate --plot`) live with their commands.

@@ -2,7 +2,8 @@
  * plot_whatif.c - the pictures of `simtrain sweep` and `simtrain plan` with
  * --plot DIR (see plot.h): throughput and scaling efficiency against GPUs,
  * step time and peak memory by category per sweep point (stacked bars), and
- * the plan's estimated layouts against memory with the simulated winners.
+ * the plan's estimated layouts against memory with the simulated winners, and every simulated
+ * candidate's step time against its memory with the Pareto front.
  */
 #include "report/plot.h"
 
@@ -272,6 +273,85 @@ static int plan_scatter(const char *dir, const struct plan_result *pr)
     return 0;
 }
 
+/* Does simulated candidate a dominate b: no slower, no more memory, better in one? */
+static bool dominates(const struct plan_cand *a, const struct plan_cand *b)
+{
+    return a->sim_step_s <= b->sim_step_s && a->sim_peak_bytes <= b->sim_peak_bytes &&
+           (a->sim_step_s < b->sim_step_s || a->sim_peak_bytes < b->sim_peak_bytes);
+}
+
+static int by_memory(const void *a, const void *b)
+{
+    const struct plan_cand *x = *(const struct plan_cand *const *)a;
+    const struct plan_cand *y = *(const struct plan_cand *const *)b;
+
+    if (x->sim_peak_bytes < y->sim_peak_bytes || x->sim_peak_bytes > y->sim_peak_bytes)
+        return x->sim_peak_bytes < y->sim_peak_bytes ? -1 : 1;
+    return (x->number > y->number) - (x->number < y->number);
+}
+
+/*
+ * Every simulated candidate, simulated step time against simulated peak: those that fit, those
+ * the engine found out of memory, and the Pareto front of the fitting ones (no other is both
+ * faster and smaller), joined in memory order.
+ */
+static int plan_pareto(const char *dir, const struct plan_result *pr)
+{
+    const struct plan_cand **front = xmalloc(sizeof(*front) * (size_t)(pr->nfit + 1));
+    char *title, *vars;
+    int nfront = 0, nsim = 0, noom = 0;
+    FILE *f = chart_open_dat(dir, "plan_pareto");
+
+    if (!f) {
+        free(front);
+        return -1;
+    }
+    fprintf(f, "# three blocks: simulated and fits, simulated out of memory, the Pareto front;\n"
+               "# rows: sim_step_s sim_peak_GiB\n");
+    for (int block = 0; block < 2; block++) {
+        int rows = 0;
+        for (long i = 0; i < pr->nfit; i++) {
+            const struct plan_cand *c = &pr->fit[i];
+            if (!c->simulated || !(c->sim_step_s > 0))
+                continue;
+            if ((block == 0) != (c->sim_status < 0))
+                continue;
+            fprintf(f, "%.6g %.4f\n", c->sim_step_s, c->sim_peak_bytes / CHART_GIB);
+            nsim++;
+            noom += block == 1;
+            rows++;
+        }
+        fputs(rows ? "\n\n" : "NaN NaN\n\n\n", f); /* an empty block keeps its index */
+    }
+    for (long i = 0; i < pr->nfit; i++) {
+        const struct plan_cand *c = &pr->fit[i];
+        bool beaten = false;
+        if (!c->simulated || c->sim_status >= 0)
+            continue;
+        for (long j = 0; j < pr->nfit && !beaten; j++)
+            beaten = pr->fit[j].simulated && pr->fit[j].sim_status < 0 && dominates(&pr->fit[j], c);
+        if (!beaten)
+            front[nfront++] = c;
+    }
+    qsort(front, (size_t)nfront, sizeof(*front), by_memory);
+    for (int i = 0; i < nfront; i++)
+        fprintf(f, "%.6g %.4f\n", front[i]->sim_step_s, front[i]->sim_peak_bytes / CHART_GIB);
+    free(front);
+    if (chart_close_dat(f, dir, "plan_pareto") != 0)
+        return -1;
+    if (nsim == 0) {
+        fprintf(stderr, "simtrain: note: no simulated candidate to draw plan_pareto from\n");
+        return 0;
+    }
+    title = chart_safe_title(pr->base->path && *pr->base->path ? pr->base->path : pr->base->name);
+    vars = xasprintf("titletext='%s'; capacity=%.4f; nsim=%d; nfront=%d; noom=%d", title,
+                     pr->capacity_bytes / CHART_GIB, pr->nsimulated, nfront, noom);
+    chart_draw(dir, "plan_pareto", "pareto", vars);
+    free(vars);
+    free(title);
+    return 0;
+}
+
 /* Three lines under a bar: rank; degrees; schedule, sharding, micro-batch, recompute. */
 static void top_label(const struct plan_cand *c, int rank, char *buf, size_t n)
 {
@@ -332,6 +412,7 @@ int plot_plan(const char *dir, const struct plan_result *pr)
     if (chart_make_dir(dir) != 0)
         return -1;
     rc |= plan_scatter(dir, pr);
+    rc |= plan_pareto(dir, pr);
     rc |= plan_top(dir, pr);
     return rc ? -1 : 0;
 }

@@ -79,5 +79,16 @@ done
 "$bin" memory "$q" --bogus >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] || fail "memory --bogus: want exit 2"
 
+# pictures: the data files always, the charts where gnuplot is installed
+"$bin" memory "$q" --no-what-if --plot "$tmp/mplot" -q 2>/dev/null || fail "memory --plot exit $?"
+[ -s "$tmp/mplot/limits.dat" ] || fail "memory --plot: no limits.dat"
+"$bin" plan scenarios/70b_8gpu_finetune.yaml --top 2 --plot "$tmp/pplot" -q 2>/dev/null ||
+    fail "plan --plot exit $?"
+grep -q 'Pareto' "$tmp/pplot/plan_pareto.dat" || fail "plan --plot: no plan_pareto.dat"
+if command -v gnuplot >/dev/null 2>&1; then
+    [ -s "$tmp/mplot/limits.png" ] || fail "memory --plot: no limits.png"
+    [ -s "$tmp/pplot/plan_pareto.png" ] || fail "plan --plot: no plan_pareto.png"
+fi
+
 echo "limits_goals: $failures failures"
 [ "$failures" -eq 0 ]
