@@ -320,6 +320,22 @@ static void search_gpus(struct ctx *c, bool base_fits)
             search(c, ML_GPUS, vals, n, &cfg);
         l->lim[ML_GPUS].runs += runs;
     }
+    if (!l->lim[ML_GPUS].found && cfg.micro_batch > 1) {
+        /* Activations do not shrink with the GPU count: at the scenario's micro-batch no count
+         * fits; micro-batch 1 may (and gives the micro-batch and sequence limits a reference). */
+        int runs = l->lim[ML_GPUS].runs;
+        struct ml_limit none = l->lim[ML_GPUS];
+        cfg.micro_batch = 1;
+        n = gpu_counts(c, &cfg, vals);
+        if (n > 0)
+            search(c, ML_GPUS, vals, n, &cfg);
+        if (l->lim[ML_GPUS].found)
+            l->gpu_unfit = none; /* what the scenario's micro-batch gave */
+        else
+            l->lim[ML_GPUS] = none;
+        l->lim[ML_GPUS].runs += runs;
+    }
+    l->gpu_micro_batch = cfg.micro_batch;
     l->gpu_sharding = cfg.sharding;
     free(vals);
 }
@@ -405,6 +421,7 @@ void memory_limits_eval(const struct scenario *s, const struct memory_limits *l,
         cfg.micro_batch = l->seq_micro_batch;
     if (axis == ML_GPUS) {
         cfg.sharding = l->gpu_sharding;
+        cfg.micro_batch = l->gpu_micro_batch;
         cfg.keep_batch = true;
     }
     simulate(s, accum, &cfg, axis, value, p);

@@ -26,7 +26,8 @@
  *     keeps the model states whole on every GPU (none, fsdp_no_shard), or one that never fits
  *     in the range, is replaced by the framework's sharding that divides them all (fsdp for
  *     PyTorch, zero3 for DeepSpeed, Megatron's distributed optimizer for Megatron), and the
- *     report says so.
+ *     report says so. When no GPU count fits at the scenario's micro-batch (activations do not
+ *     shrink with the GPU count), the search is repeated at micro-batch 1.
  * The micro-batch and sequence limits are found on the scenario as given when it fits at
  * micro-batch 1, else at its fewest GPUs (the report says so); without either, there are none.
  *
@@ -85,6 +86,8 @@ struct memory_limits {
     enum sharding ref_sharding;
     bool ref_moved;             /* not the scenario as given: it does not fit at micro-batch 1 */
     enum sharding gpu_sharding; /* the sharding of the GPU-count search */
+    int gpu_micro_batch;        /* its micro-batch: the scenario's, or 1 when none fits there */
+    struct ml_limit gpu_unfit;  /* the search at the scenario's micro-batch, when it found none */
     bool sharding_changed;      /* gpu_sharding replaces the scenario's */
     int accumulation;    /* micro-batches per step of the micro-batch and sequence searches */
     int seq_micro_batch; /* micro-batch of the sequence search */

@@ -74,13 +74,16 @@ static void past_text(const struct ml_limit *L, char *buf, size_t n)
     snprintf(buf, n, "%.24s: %.24s", v, m);
 }
 
-static void limit_row(FILE *f, int axis, const struct ml_limit *L)
+static void limit_row(FILE *f, int axis, const struct ml_limit *L, int gpu_mb, int mb)
 {
-    char v[32], peak[32], past[64], stop[64], est[32];
+    char v[32], peak[32], past[64], stop[64], est[32], name[48];
 
     if (!L->searched)
         return;
-    fprintf(f, "  %-22s", memory_limits_axis_name(axis));
+    snprintf(name, sizeof(name), "%s", memory_limits_axis_name(axis));
+    if (axis == ML_GPUS && gpu_mb != mb)
+        snprintf(name, sizeof(name), "fewest GPUs (mb %d)", gpu_mb);
+    fprintf(f, "  %-22s", name);
     if (!L->found) {
         char lo[32];
         fmt_count(L->lo, lo, sizeof(lo)); /* the first value searched: the most GPUs, or 1 */
@@ -117,7 +120,14 @@ void memory_limits_print(FILE *f, const struct scenario *s, const struct memory_
     fprintf(f, "  %-22s %9s %10s  %-18s %-30s %4s %7s\n", "limit", "value", "peak", "one step past",
             "stopped by (grows most)", "runs", "est.");
     for (int k = 0; k < ML_AXES; k++)
-        limit_row(f, k, &l->lim[k]);
+        limit_row(f, k, &l->lim[k], l->gpu_micro_batch, s->train.micro_batch);
+    if (l->gpu_micro_batch != s->train.micro_batch && l->lim[ML_GPUS].searched) {
+        fmt_count(l->gpu_unfit.searched ? l->gpu_unfit.lo : 0, a, sizeof(a));
+        fprintf(f,
+                "  At the scenario's micro-batch %d no GPU count up to %s fits: activations do "
+                "not shrink\n  with the GPU count; the fewest GPUs are found at micro-batch %d.\n",
+                s->train.micro_batch, a, l->gpu_micro_batch);
+    }
     if (!l->lim[ML_MICRO_BATCH].searched)
         fprintf(f, "  (no micro-batch or sequence limit: micro-batch 1 does not fit here, nor on "
                    "any GPU count searched)\n");
@@ -166,7 +176,7 @@ void memory_limits_print(FILE *f, const struct scenario *s, const struct memory_
         long seq = k == ML_SEQ_LEN ? L->value : s->train.seq_len;
         int mb = k == ML_MICRO_BATCH ? (int)L->value
                  : k == ML_SEQ_LEN   ? l->seq_micro_batch
-                                     : s->train.micro_batch;
+                                     : l->gpu_micro_batch;
         if (!L->found || !L->global_batch)
             continue;
         fmt_count(L->value, a, sizeof(a));
@@ -264,10 +274,10 @@ int memory_limits_write_json(FILE *f, const struct run *r, const struct memory_l
         fprintf(f,
                 ",\n  \"limits\": {\n    \"reference\": {\"gpus\": %d, \"sharding\": \"%s\", "
                 "\"moved\": %s},\n    \"gpu_sharding\": \"%s\", \"sharding_changed\": %s, "
-                "\"seq_micro_batch\": %d, \"seq_step\": %d,\n",
+                "\"gpu_micro_batch\": %d, \"seq_micro_batch\": %d, \"seq_step\": %d,\n",
                 l->ref_gpus, sharding_name(l->ref_sharding), l->ref_moved ? "true" : "false",
                 sharding_name(l->gpu_sharding), l->sharding_changed ? "true" : "false",
-                l->seq_micro_batch, l->seq_step);
+                l->gpu_micro_batch, l->seq_micro_batch, l->seq_step);
         for (int k = 0; k < ML_AXES; k++)
             json_limit(f, k, &l->lim[k], k + 1 == ML_AXES);
         fputs("  }", f);

@@ -51,6 +51,8 @@ static int try_nodes(struct gctx *c, int nodes)
     t.gpus = nodes * c->gpn;
     po.ngpus = 1;
     po.gpus[0] = t.gpus;
+    if (po.top < 5) /* each count's best needs the engine on as many as a default plan */
+        po.top = 5;
     po.shard_k = 0;
     po.shard_n = 1;
     po.objective = c->budget_mode ? PLAN_BY_COST : c->o->objective;

@@ -8,8 +8,8 @@
  * sequence; others cannot run the batch at all). The closed form brackets the search: at
  * 100 % MFU the tokens need at least model FLOPs / (peak x deadline) GPUs, so the search starts
  * at the first such count at or above that (fewer cannot meet it); each count tried is a full
- * plan search (plan.h: layouts, knobs, the engine on the best) whose best simulated layout
- * gives the time to train. Counts double until one meets the deadline, then bisection between
+ * plan search (plan.h: layouts, knobs, the engine on the best, at least as many as a default
+ * plan simulates whatever --top) whose best simulated layout gives the time to train. Counts double until one meets the deadline, then bisection between
  * the last count that missed and the first that met leaves two neighbouring possible counts:
  * the answer meets the deadline and the possible count below it, tried, misses it (printed,
  * with whether the counts between admit no layout). With a budget too, the answer must also
