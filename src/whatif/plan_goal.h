@@ -9,8 +9,9 @@
  * 100 % MFU the tokens need at least model FLOPs / (peak x deadline) GPUs, so the search starts
  * at the first such count at or above that (fewer cannot meet it); each count tried is a full
  * plan search (plan.h: layouts, knobs, the engine on the best, at least as many as a default
- * plan simulates whatever --top) whose best simulated layout gives the time to train. Counts double until one meets the deadline, then bisection between
- * the last count that missed and the first that met leaves two neighbouring possible counts:
+ * plan simulates whatever --top) whose best simulated layout gives the time to train. Counts
+ * double until one meets the deadline, then bisection between the last count that missed and
+ * the first that met leaves two neighbouring possible counts:
  * the answer meets the deadline and the possible count below it, tried, misses it (printed,
  * with whether the counts between admit no layout). With a budget too, the answer must also
  * cost no more than the budget. Time to train is not always monotone in the GPU count (a count
@@ -21,8 +22,9 @@
  * plan search ranked by cost; the cheapest plan, if it is within the budget.
  *
  * Impossible goals are refused with the figure that rules them out: a deadline that would
- * need more than PLAN_GOAL_MAX_NODES nodes at 100 % MFU, a budget below the cost at 100 % MFU,
- * a deadline no count up to the maximum meets (with the fastest found).
+ * need more than PLAN_GOAL_MAX_NODES nodes at 100 % MFU (or more than one node of hardware
+ * without a network), a budget below the cost at 100 % MFU, a deadline no count up to the
+ * maximum meets (with the fastest found), a deadline met only above the budget.
  *
  * Memory: plan_goal_search() fills a struct plan_goal_result that owns its tries and the
  * chosen count's search; release it with plan_goal_release().
