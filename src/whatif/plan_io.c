@@ -86,7 +86,7 @@ static void table_row(FILE *f, int rank, const struct plan_cand *c, bool gpus, c
             cost, d);
     if (changes && changes[0])
         fprintf(f, "%*s       changed: %s\n", gpus ? 6 : 0, "", changes);
-    if (c->offload && c->simulated)
+    if (c->offload && c->simulated && c->needs.pcie_Bps > 0) /* not after a merge: no CSV column */
         needs_line(f, &c->needs, gpus);
 }
 
