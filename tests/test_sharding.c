@@ -292,6 +292,7 @@ static void test_sharding_sc21_zero3_rows_fit(void **state)
     struct csv_error err;
     struct csv_table *t = csv_read_file(DATA("tests/validation/runs.csv"), &err);
     struct hardware *hw = cfg_load_hardware(DATA("hardware/dgx-a100-80g.yaml"), stderr);
+    struct validate_profiles *vp = validate_profiles_new();
     int id, row, seen = 0;
 
     (void)state;
@@ -306,7 +307,7 @@ static void test_sharding_sc21_zero3_rows_fit(void **state)
         double layer;
         if (!strstr(csv_field(t, row, id), "zero3"))
             continue;
-        assert_int_equal(validate_row_scenario(t, row, hw, &s, reason, sizeof(reason)), 0);
+        assert_int_equal(validate_row_scenario(t, row, hw, vp, &s, reason, sizeof(reason)), 0);
         assert_int_equal(run_scenario(&s, &opts, &r, reason, sizeof(reason)), 0);
         layer = 2 * workload_params_layer(&s.model, false);
         assert_true(r.fits);
@@ -315,6 +316,7 @@ static void test_sharding_sc21_zero3_rows_fit(void **state)
         seen++;
     }
     assert_true(seen > 0); /* the file has ZeRO-3 rows, and each was checked */
+    validate_profiles_free(vp);
     cfg_free_hw(hw);
     csv_free(t);
 }

@@ -484,6 +484,12 @@ static const struct field training_rows[] = {
     { NUM("memory_fragmentation", struct training, fragmentation, 0, 0.9, "0.15"),
       .flags = F_ZERO_OK,
       .doc = "share of the allocator's reserve for the step's tensors that no request can use" },
+    /* ---- framework profiles (frameworks/NAME.yaml, docs/frameworks.md) ---- */
+    { STR("framework", struct training, framework), .def_doc = "other",
+      .doc = "training software whose defaults apply: a profile in frameworks/ (simtrain "
+             "frameworks)" },
+    { STR("framework_version", struct training, framework_version),
+      .def_doc = "the profile's current version", .doc = "release of that software" },
 };
 static const struct section training_section = SECTION("training", training_rows, 0);
 

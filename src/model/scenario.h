@@ -12,6 +12,7 @@
 #define SIMTRAIN_MODEL_SCENARIO_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "model/arch.h"
 #include "model/comm.h"
@@ -106,10 +107,12 @@ struct training {
     enum finetune finetune;
     struct lora_spec lora;
     enum offload offload;
-    double tokens;         /* tokens to train, for time-to-train; 0 = not given */
-    double price_gpu_hour; /* price per GPU-hour, USD; 0 = not given */
-    double overhead_bytes; /* CUDA context + NCCL per GPU, bytes */
-    double fragmentation;  /* caching allocator: free share of the memory the step churns */
+    double tokens;                 /* tokens to train, for time-to-train; 0 = not given */
+    double price_gpu_hour;         /* price per GPU-hour, USD; 0 = not given */
+    double overhead_bytes;         /* CUDA context + NCCL per GPU, bytes */
+    double fragmentation;          /* caching allocator: free share of the memory the step churns */
+    const char *framework;         /* training.framework: profile name; NULL = "other" */
+    const char *framework_version; /* training.framework_version; NULL or "" = its current one */
 };
 
 /* ---- parallel layout ----------------------------------------------------- */
@@ -226,6 +229,59 @@ struct sim_cfg {
 
 struct cfg_source; /* the parsed YAML files, for diagnostics (config/load.c) */
 
+/* ---- the training framework's profile (frameworks/NAME.yaml, config/profile.c) ------ */
+
+#define FW_MAX_SETTINGS 128 /* settings of one profile version, its inherited ones included */
+
+/*
+ * One setting of a profile version: an unconditional default, or a rule's value set when its
+ * condition holds. Shared, read-only, by every scenario that selects the version; `impl` is
+ * config/'s own data (the schema field and the parsed condition).
+ */
+struct fw_setting {
+    const char *key;    /* dotted scenario key, "fsdp.reduce_dtype" */
+    const char *value;  /* as the profile writes it */
+    const char *source; /* file, commit and line it was read from */
+    const char *when;   /* the rule's condition as text; NULL for a default */
+    const void *impl;
+};
+
+/*
+ * The profile a scenario runs under and what it did. Copied by value with the scenario (sweeps,
+ * plan); the strings and settings live as long as the loaded scenario (or the validate run).
+ */
+struct fw_state {
+    const char *name;    /* "other" when no profile was selected */
+    const char *version; /* the version that applies */
+    const char *read;    /* the sources the version was read from */
+    const char *note;    /* a caveat about the version, or NULL */
+    const struct fw_setting *settings;
+    int nsettings;
+    uint64_t overridden[2]; /* bit i: the scenario sets settings[i].key itself */
+    uint64_t applied[2];    /* bit i: settings[i] took effect in the last application */
+    unsigned given;         /* GIVEN_* bits of keys the profile set (derived defaults skip them) */
+    unsigned char base[FW_MAX_SETTINGS][8]; /* values of the keys before the profile set them */
+};
+
+static inline bool fw_bit(const uint64_t *bits, int i)
+{
+    return (bits[i / 64] >> (i % 64)) & 1u;
+}
+
+/* What became of a profile setting in the scenario (reports). */
+enum fw_status {
+    FWS_APPLIED,    /* it set its key */
+    FWS_OVERRIDDEN, /* the scenario sets the key itself */
+    FWS_REPLACED,   /* a later setting of the same key took its place */
+    FWS_INACTIVE    /* a rule whose condition does not hold */
+};
+
+enum fw_status fw_setting_status(const struct fw_state *fw, int i);
+const char *fw_status_name(enum fw_status st);
+
+/* Settings of fw with status st. */
+int fw_count(const struct fw_state *fw, enum fw_status st);
+
 struct scenario {
     const char *name;
     const char *path;
@@ -243,6 +299,7 @@ struct scenario {
     struct sim_cfg sim;
     unsigned given;         /* values with derived defaults that were set explicitly
                                (enum cfg_given bits, config/schema.h) */
+    struct fw_state fw;     /* training.framework's profile, as applied */
     struct cfg_source *src; /* NULL for scenarios built in code */
 };
 

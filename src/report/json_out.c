@@ -55,6 +55,32 @@ static void config_json(cJSON *root, const struct scenario *s)
     cJSON_AddStringToObject(p, "sharding", sharding_name(s->par.sharding));
 }
 
+/* The framework profile: name, version, and every setting with what became of it. */
+static void framework_json(cJSON *root, const struct scenario *s)
+{
+    const struct fw_state *fw = &s->fw;
+    cJSON *o = obj(root, "framework"), *arr;
+
+    cJSON_AddStringToObject(o, "name", fw->name ? fw->name : "other");
+    cJSON_AddStringToObject(o, "version", fw->version ? fw->version : "");
+    cJSON_AddStringToObject(o, "read", fw->read ? fw->read : "");
+    if (fw->note)
+        cJSON_AddStringToObject(o, "note", fw->note);
+    arr = cJSON_AddArrayToObject(o, "settings");
+    for (int i = 0; i < fw->nsettings; i++) {
+        const struct fw_setting *st = &fw->settings[i];
+        cJSON *e = cJSON_CreateObject();
+
+        cJSON_AddItemToArray(arr, e);
+        cJSON_AddStringToObject(e, "key", st->key);
+        cJSON_AddStringToObject(e, "value", st->value);
+        if (st->when)
+            cJSON_AddStringToObject(e, "when", st->when);
+        cJSON_AddStringToObject(e, "status", fw_status_name(fw_setting_status(fw, i)));
+        cJSON_AddStringToObject(e, "source", st->source);
+    }
+}
+
 static void categories(cJSON *parent, const char *name, const sim_time *v, double scale)
 {
     cJSON *o = obj(parent, name);
@@ -116,6 +142,7 @@ static cJSON *build(const struct run *r)
 
     cJSON_AddStringToObject(root, "simtrain_version", SIMTRAIN_VERSION_STRING);
     config_json(root, r->s);
+    framework_json(root, r->s);
     res = obj(root, "result");
     cJSON_AddNumberToObject(res, "step_time_s", r->step_s);
     cJSON_AddNumberToObject(res, "tokens_per_step", r->tokens_per_step);

@@ -49,6 +49,36 @@ static void fmt_count(double v, char *buf, size_t n)
         snprintf(buf, n, "%.0f", v);
 }
 
+/* Which framework profile ran, what it set and what the scenario set instead. */
+static void framework_line(FILE *f, const struct scenario *s)
+{
+    const struct fw_state *fw = &s->fw;
+    int applied = fw_count(fw, FWS_APPLIED), over = fw_count(fw, FWS_OVERRIDDEN), shown = 0;
+
+    if (!fw->name || !fw->nsettings) {
+        fprintf(f, "  framework  %s%s%s (no profile settings)\n", fw->name ? fw->name : "other",
+                fw->version && *fw->version ? " " : "", fw->version ? fw->version : "");
+        return;
+    }
+    fprintf(f, "  framework  %s %s: %d default%s applied", fw->name, fw->version, applied,
+            applied == 1 ? "" : "s");
+    if (over > 0) {
+        fprintf(f, ", %d set by the scenario (", over);
+        for (int i = 0; i < fw->nsettings; i++) {
+            bool dup = false;
+            if (fw_setting_status(fw, i) != FWS_OVERRIDDEN)
+                continue;
+            for (int k = 0; k < i; k++)
+                dup |= fw_setting_status(fw, k) == FWS_OVERRIDDEN &&
+                       strcmp(fw->settings[k].key, fw->settings[i].key) == 0;
+            if (!dup)
+                fprintf(f, "%s%s", shown++ ? ", " : "", fw->settings[i].key);
+        }
+        fputc(')', f);
+    }
+    fputc('\n', f);
+}
+
 static void config_section(FILE *f, const struct scenario *s)
 {
     const struct model *m = &s->model;
@@ -89,6 +119,7 @@ static void config_section(FILE *f, const struct scenario *s)
     if (p->sequence_parallel)
         fprintf(f, ", sequence parallel");
     fprintf(f, ", sharding %s\n", sharding_name(p->sharding));
+    framework_line(f, s);
 }
 
 static void time_section(FILE *f, const struct run *r)
