@@ -279,7 +279,7 @@ static int check_model_split(struct scenario *s, struct cfg_error *err)
                                               : "parallelism.last_stage_layers",
                     "first_stage_layers and last_stage_layers need pp > 1");
     if (p->first_stage_layers == 0 && p->last_stage_layers == 0 && m->layers % stages &&
-        (p->pp == 1 || (m->layers + 2) % stages)) {
+        (p->pp == 1 || (p->pp_split == SPLIT_AUTO && (m->layers + 2) % stages))) {
         if (p->vpp > 1)
             return fail(err, "parallelism.pp",
                         "pp * vpp (%d * %d = %lld) divides neither layers (%d) nor layers + 2 "
@@ -297,9 +297,10 @@ static int check_model_split(struct scenario *s, struct cfg_error *err)
         char why[160];
         if (pp_check(s, why, sizeof(why)) != 0)
             return fail(err,
-                        p->first_stage_layers > 0  ? "parallelism.first_stage_layers"
-                        : p->last_stage_layers > 0 ? "parallelism.last_stage_layers"
-                                                   : "parallelism.pp",
+                        p->first_stage_layers > 0   ? "parallelism.first_stage_layers"
+                        : p->last_stage_layers > 0  ? "parallelism.last_stage_layers"
+                        : p->pp_split != SPLIT_AUTO ? "parallelism.pp_split"
+                                                    : "parallelism.pp",
                         "%s", why);
     }
     if (p->vpp > 1 && p->schedule == SCHED_1F1B)

@@ -57,6 +57,14 @@ static const struct enum_name recompute_names[] = {
     { "full", RC_FULL },
     { NULL, 0 },
 };
+static const struct enum_name pp_split_names[] = {
+    { "auto", SPLIT_AUTO },
+    { "even", SPLIT_EVEN },
+    { "megatron", SPLIT_MEGATRON },
+    { "torchtitan", SPLIT_TORCHTITAN },
+    { "torchtitan_weighted", SPLIT_TORCHTITAN_W },
+    { NULL, 0 },
+};
 static const struct enum_name attention_names[] = {
     { "flash", ATTN_FLASH },
     { "standard", ATTN_STANDARD },
@@ -519,6 +527,10 @@ static const struct field parallelism_rows[] = {
       .doc = "layers on the first pipeline stage; 0 = even split" },
     { INT("last_stage_layers", struct parallelism, last_stage_layers, 0, "0"), .flags = F_ZERO_OK,
       .doc = "layers on the last pipeline stage; 0 = even split" },
+    /* ---- framework profiles: the stacks' pipeline splits (model/partition.c) ---- */
+    { ENUM("pp_split", struct parallelism, pp_split, pp_split_names, "auto"),
+      .doc = "layers over stages without first/last_stage_layers: auto (even, else embedding and "
+             "loss as a layer each), even, megatron, torchtitan, torchtitan_weighted" },
     { BOOL("tp_comm_overlap", struct parallelism, tp_comm_overlap, "false"),
       .doc = "overlap TP communication with compute" },
     /* Megatron-LM async_tensor_model_parallel_allreduce (on since late 2021; off with

@@ -135,6 +135,16 @@ enum sharding {
     SHARD_FSDP_NO_SHARD /* PyTorch NO_SHARD */
 };
 
+/* How layers are split over pipeline stages when pp * vpp does not divide them
+ * (parallelism.pp_split; partition.c). */
+enum pp_split_rule {
+    SPLIT_AUTO,        /* even; else the embedding and the loss as a layer each, if that divides */
+    SPLIT_EVEN,        /* pp * vpp must divide the layers (Megatron-LM before core_r0.9.0) */
+    SPLIT_MEGATRON,    /* account_for_embedding/loss_in_pipeline_split (Megatron-Core 0.12) */
+    SPLIT_TORCHTITAN,  /* torchtitan 2024-12 generate_split_points */
+    SPLIT_TORCHTITAN_W /* torchtitan v0.1+: embedding and output weigh one layer each */
+};
+
 enum framework {
     FW_AUTO, /* megatron when tp/pp/cp/ep > 1, else pytorch (deepspeed for zero*) */
     FW_MEGATRON,
@@ -158,10 +168,11 @@ struct parallelism {
     enum pp_schedule schedule;
     enum sharding sharding;
     enum framework framework;
-    int order[DIM_COUNT];    /* placement, innermost (fastest-varying rank) first */
-    int first_stage_layers;  /* layers on the first pipeline stage, 0 = even split */
-    int last_stage_layers;   /* layers on the last pipeline stage, 0 = even split */
-    bool tp_comm_overlap;    /* overlap TP communication with compute */
+    int order[DIM_COUNT];        /* placement, innermost (fastest-varying rank) first */
+    int first_stage_layers;      /* layers on the first pipeline stage, 0 = even split */
+    int last_stage_layers;       /* layers on the last pipeline stage, 0 = even split */
+    enum pp_split_rule pp_split; /* the layers over the stages, without first/last_stage_layers */
+    bool tp_comm_overlap;        /* overlap TP communication with compute */
     bool tp_async_allreduce; /* backward input-gradient all-reduce overlaps the weight gradient */
 };
 

@@ -49,11 +49,8 @@ int emit_optimizer(struct build *b, double params, double bytes_per_param, int d
 static int *partition_of(const struct scenario *s, char *reason, size_t reason_len)
 {
     int *out = xcalloc((size_t)s->par.pp * (size_t)s->par.vpp, sizeof(int));
-    int first, last;
 
-    pp_split(s, &first, &last);
-    if (pp_partition(s->model.layers, s->par.pp, s->par.vpp, first, last, out, reason,
-                     reason_len) != 0) {
+    if (pp_layers(s, out, reason, reason_len) != 0) {
         free(out);
         return NULL;
     }

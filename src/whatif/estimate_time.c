@@ -18,17 +18,14 @@
 
 /*
  * Layers of each (chunk, stage), out[c * pp + stage], as the builder splits
- * them: evenly, or with the embedding and the loss counted as a layer each
- * when that makes the split even (partition.h pp_split(), Megatron's
- * account_for_embedding/loss_in_pipeline_split; Llama 3 405B's 126 layers).
+ * them (partition.h pp_layers(): parallelism.pp_split's rule).
  */
 static void split_layers(const struct scenario *s, int *out)
 {
-    int pp = s->par.pp, v = s->par.vpp, n = pp * v, L = s->model.layers, first, last;
+    int pp = s->par.pp, v = s->par.vpp, n = pp * v, L = s->model.layers;
     char reason[160];
 
-    pp_split(s, &first, &last);
-    if (pp_partition(L, pp, v, first, last, out, reason, sizeof(reason)) != 0)
+    if (pp_layers(s, out, reason, sizeof(reason)) != 0)
         for (int i = 0; i < n; i++)
             out[i] = L / n + (i < L % n); /* not reached for finalized scenarios */
 }
