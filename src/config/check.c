@@ -417,6 +417,20 @@ static int check_memory_features(struct scenario *s, struct cfg_error *err)
                     t->recompute_layers);
     if (t->recompute_layers > 0 && t->recompute != RC_FULL)
         return fail(err, "training.recompute_layers", "recompute_layers needs recompute 'full'");
+    if ((t->recompute_every > 0 || t->recompute_fraction < 1) &&
+        !(t->recompute == RC_FULL || (t->recompute == RC_SELECTIVE && t->selective == SEL_BLOCKS)))
+        return fail(err,
+                    t->recompute_every > 0 ? "training.recompute_every"
+                                           : "training.recompute_fraction",
+                    "recompute_every and recompute_fraction choose whole blocks: they need "
+                    "recompute 'full', or 'selective' with selective_policy 'blocks'");
+    if ((t->recompute_every > 0 || t->recompute_fraction < 1) && t->recompute_layers > 0)
+        return fail(err, "training.recompute_layers",
+                    "recompute_layers cannot be combined with recompute_every or "
+                    "recompute_fraction");
+    if (t->recompute_every > 0 && t->recompute_fraction < 1)
+        return fail(err, "training.recompute_fraction",
+                    "recompute_fraction cannot be combined with recompute_every");
     if (t->recompute_layers > s->model.layers / p->pp)
         return fail(err, "training.recompute_layers",
                     "recompute_layers (%d) exceeds the layers per pipeline stage (%d)",

@@ -57,6 +57,12 @@ static const struct enum_name recompute_names[] = {
     { "full", RC_FULL },
     { NULL, 0 },
 };
+static const struct enum_name selective_names[] = {
+    { "attention_core", SEL_ATTN_CORE },
+    { "torchtitan_op", SEL_TORCHTITAN_OP },
+    { "blocks", SEL_BLOCKS },
+    { NULL, 0 },
+};
 static const struct enum_name pp_split_names[] = {
     { "auto", SPLIT_AUTO },
     { "even", SPLIT_EVEN },
@@ -498,6 +504,14 @@ static const struct field training_rows[] = {
              "frameworks)" },
     { STR("framework_version", struct training, framework_version),
       .def_doc = "the profile's current version", .doc = "release of that software" },
+    { ENUM("selective_policy", struct training, selective, selective_names, "attention_core"),
+      .doc = "what recompute selective recomputes: attention_core (Megatron), torchtitan_op "
+             "(its per-op save list), blocks (whole blocks: recompute_every, recompute_fraction)" },
+    { INT("recompute_every", struct training, recompute_every, 0, "0"), .flags = F_ZERO_OK,
+      .doc = "whole-block recompute: only blocks whose 1-based index is a multiple of k "
+             "(torchtitan's layer mode); 0 = every block" },
+    { NUM("recompute_fraction", struct training, recompute_fraction, 0, 1, "1"),
+      .doc = "whole-block recompute: this fraction of the blocks, evenly spaced (fms-fsdp)" },
 };
 static const struct section training_section = SECTION("training", training_rows, 0);
 

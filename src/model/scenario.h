@@ -29,8 +29,16 @@ enum optimizer_kind {
 
 enum recompute {
     RC_NONE,
-    RC_SELECTIVE, /* Korthikanti: recompute attention core only */
+    RC_SELECTIVE, /* what training.selective_policy names (Megatron: the attention core) */
     RC_FULL       /* checkpoint layer inputs, recompute whole layers */
+};
+
+/* What `recompute: selective` recomputes (training.selective_policy; workload.c, rules.c). */
+enum selective_policy {
+    SEL_ATTN_CORE,     /* Megatron: the attention core (KOR22 §5) */
+    SEL_TORCHTITAN_OP, /* torchtitan's op save list: matmuls but every 2nd, SDPA, reduce-scatter */
+    SEL_BLOCKS         /* whole blocks (fms-fsdp, torchtitan's layer mode): recompute_every /
+                          recompute_fraction choose which */
 };
 
 enum attn_kind {
@@ -99,7 +107,10 @@ struct training {
     enum dtype grad_dtype; /* gradient accumulation buffer dtype */
     enum optimizer_kind optimizer;
     enum recompute recompute;
-    int recompute_layers; /* RC_FULL: checkpointed layers per stage (0 = all) */
+    int recompute_layers;            /* RC_FULL: checkpointed layers per stage (0 = all) */
+    enum selective_policy selective; /* what RC_SELECTIVE recomputes */
+    int recompute_every;       /* whole-block checkpointing: every k-th block (1-based), 0 = all */
+    double recompute_fraction; /* whole-block checkpointing: fms-fsdp's fraction p, (0, 1] */
     enum attn_kind attention;
     enum attn_impl attention_impl; /* kernels of fused attention */
     enum cross_entropy cross_entropy;

@@ -79,11 +79,30 @@ static void framework_line(FILE *f, const struct scenario *s)
     fputc('\n', f);
 }
 
+/* "selective", "selective (torchtitan op save list)", "full (every 2nd block)". */
+static void recompute_text(const struct scenario *s, char *buf, size_t n)
+{
+    const struct training *t = &s->train;
+    bool blocks =
+        t->recompute == RC_FULL || (t->recompute == RC_SELECTIVE && t->selective == SEL_BLOCKS);
+    int len = snprintf(buf, n, "%s", recompute_name(t->recompute));
+
+    if (t->recompute == RC_SELECTIVE && t->selective == SEL_TORCHTITAN_OP)
+        snprintf(buf + len, n - (size_t)len, " (torchtitan op save list)");
+    else if (blocks && t->recompute_every > 0)
+        snprintf(buf + len, n - (size_t)len, " (every block of index %% %d == 0)",
+                 t->recompute_every);
+    else if (blocks && t->recompute_fraction < 1)
+        snprintf(buf + len, n - (size_t)len, " (%.3g of the blocks)", t->recompute_fraction);
+    else if (t->recompute == RC_SELECTIVE && t->selective == SEL_BLOCKS)
+        snprintf(buf + len, n - (size_t)len, " (every block)");
+}
+
 static void config_section(FILE *f, const struct scenario *s)
 {
     const struct model *m = &s->model;
     const struct parallelism *p = &s->par;
-    char params[32], tokens[32];
+    char params[32], tokens[32], rc[64];
     int micro = s->train.global_batch / (s->train.micro_batch * p->dp);
 
     fmt_count(workload_params_total(m), params, sizeof(params));
@@ -102,9 +121,10 @@ static void config_section(FILE *f, const struct scenario *s)
             "  training   seq %d, global batch %d (%s tokens), micro-batch %d, %d micro-batch%s\n",
             s->train.seq_len, s->train.global_batch, tokens, s->train.micro_batch, micro,
             micro == 1 ? "" : "es");
+    recompute_text(s, rc, sizeof(rc));
     fprintf(f, "             %s%s, %s, recompute %s, %s attention, %s\n",
             dtype_name(s->train.precision), s->train.master_weights ? " + fp32 master" : "",
-            optimizer_name(s->train.optimizer), recompute_name(s->train.recompute),
+            optimizer_name(s->train.optimizer), rc,
             s->train.attention == ATTN_FLASH ? "flash" : "standard",
             s->train.finetune == FT_FULL ? "full fine-tuning" : finetune_name(s->train.finetune));
     fprintf(f, "  layout     dp %d x tp %d x pp %d", p->dp, p->tp, p->pp);

@@ -220,6 +220,47 @@ sim_time rules_host_step_time(const struct scenario *s, double params)
     return ns_from_s(params / rate);
 }
 
+/* ---- activation checkpointing ---------------------------------------------------------- */
+
+/*
+ * fms-fsdp's selective checkpointing of a fraction p of the blocks
+ * (fms_fsdp/policies/ac_handler.py L43-58 @5a296afe): walking the blocks 1, 2, ..., block i
+ * is wrapped when i * p >= cut_off, cut_off starting at 1/2 and growing by one with each
+ * wrapped block, so p = 1/2 wraps 1, 3, 5, ... and p = 1/3 wraps 2, 5, 8, ... The same loop,
+ * to compare as Python does.
+ */
+static bool fraction_wraps(double p, int block)
+{
+    double cut_off = 0.5;
+    bool wrapped = false;
+
+    for (int i = 1; i <= block; i++) {
+        wrapped = i * p >= cut_off;
+        if (wrapped)
+            cut_off += 1;
+    }
+    return wrapped;
+}
+
+enum recompute rules_layer_recompute(const struct scenario *s, int layer, int index)
+{
+    const struct training *t = &s->train;
+    bool blocks =
+        t->recompute == RC_FULL || (t->recompute == RC_SELECTIVE && t->selective == SEL_BLOCKS);
+
+    if (!blocks)
+        return t->recompute;
+    if (t->recompute == RC_FULL && t->recompute_layers > 0)
+        return index < t->recompute_layers ? RC_FULL : RC_NONE;
+    /* torchtitan's layer mode: `_count % ac_freq == 0` over every block wrapped
+     * (torchtitan/parallelisms/parallelize_llama.py L277-285 @9dec370). */
+    if (t->recompute_every > 0 && (layer + 1) % t->recompute_every)
+        return RC_NONE;
+    if (t->recompute_fraction < 1 && !fraction_wraps(t->recompute_fraction, layer + 1))
+        return RC_NONE;
+    return RC_FULL;
+}
+
 /* ---- model-parallel transfers --------------------------------------------------------- */
 
 /* fp8 training keeps activations in 16 bits outside the GEMMs (Transformer Engine; workload.c). */

@@ -87,6 +87,18 @@ int rules_zero3_weight_tensors(const struct scenario *s, int kind, bool moe, dou
 /* Duration of the optimizer step of `params` elements on the host CPU (offload), ns. */
 sim_time rules_host_step_time(const struct scenario *s, double params);
 
+/* ---- activation checkpointing ---------------------------------------------------------- */
+
+/*
+ * What layer `layer` (0-based over the whole model) recomputes, the `index`-th layer (0-based)
+ * of its model chunk: training.recompute, resolved per block. Full with recompute_layers = k:
+ * the first k layers of each chunk (Megatron --recompute-method block); full, or selective
+ * with selective_policy blocks, with recompute_every = k: the blocks whose 1-based index is a
+ * multiple of k (torchtitan's layer mode), with recompute_fraction = p < 1: fms-fsdp's evenly
+ * spaced fraction; other selective policies recompute inside every layer.
+ */
+enum recompute rules_layer_recompute(const struct scenario *s, int layer, int index);
+
 /* ---- model-parallel transfers --------------------------------------------------------- */
 
 /* Bytes of one activation (or gradient) transfer between neighbouring pipeline stages. */

@@ -65,7 +65,10 @@ double est_stage_memory(const struct cand *c, const struct stage_sum *st, int st
     struct sched_profile prof = est_sched_profile(c->e, s, stage, c->m);
     struct param_roles roles;
     struct state_bytes sb;
-    enum recompute rc = s->train.recompute;
+    /* selective over whole blocks recomputes them as full does (rules_layer_recompute) */
+    enum recompute rc = s->train.recompute == RC_SELECTIVE && s->train.selective == SEL_BLOCKS
+                            ? RC_FULL
+                            : s->train.recompute;
     double total = 0;
 
     est_stage_roles(c, st, &roles);

@@ -54,8 +54,6 @@ void est_stage_sums(const struct cand *c, int pp, struct stage_sum *st)
 {
     const struct scenario *s = c->s;
     int v = s->par.vpp, l = 0, *part = xmalloc(sizeof(int) * (size_t)(pp * v));
-    enum recompute rc0 = s->train.recompute;
-    int keep = rc0 == RC_FULL ? s->train.recompute_layers : 0;
 
     memset(st, 0, sizeof(*st) * (size_t)pp);
     split_layers(s, part);
@@ -64,8 +62,7 @@ void est_stage_sums(const struct cand *c, int pp, struct stage_sum *st)
             for (int i = 0; i < part[ch * pp + k]; i++, l++) {
                 bool moe = workload_is_moe(&s->model, l);
                 const struct layer_sum *ls = moe ? c->lm : c->ld;
-                /* recompute_layers: the first layers of each chunk recompute (build.c) */
-                enum recompute rc = keep > 0 && i >= keep ? RC_NONE : rc0;
+                enum recompute rc = rules_layer_recompute(s, l, i); /* as build.c */
                 double re = rc == RC_FULL ? ls->fwd : rc == RC_SELECTIVE ? ls->rc_sel : 0;
                 int blocks = rc == RC_FULL ? 6 : 4;
                 st[k].moe += moe;
