@@ -22,6 +22,7 @@
 
 #include "config/schema.h"
 #include "run/run.h"
+#include "strategy/rules.h"
 #include "strategy/strategy.h"
 #include "model/workload.h"
 
@@ -148,6 +149,86 @@ static void test_partition_framework_rules(void **state)
     assert_int_equal(split(11, 4, 1, SPLIT_TORCHTITAN, out), 0);
     expect_split(out, 4, 1, (const int[]){ 2, 3, 3, 3 });
     assert_int_equal(split(3, 4, 1, SPLIT_TORCHTITAN, out), -1); /* more stages than layers */
+}
+
+/* The program of a cp 4 run of BASE (one stage, 16 layers, seq 8192) under `method`. */
+static struct scenario *cp_run(const char *method, struct run *r)
+{
+    char m[64];
+    const char *sets[] = { "parallelism.pp=1",
+                           "parallelism.cp=4",
+                           "training.seq_len=8192",
+                           "workload.max_seq=8192",
+                           "training.global_batch=1",
+                           m,
+                           NULL };
+    struct scenario *s;
+
+    snprintf(m, sizeof(m), "parallelism.cp_method=%s", method);
+    s = test_load("pipeline-test.yaml", BASE, sets);
+    test_simulate(s, false, r);
+    return s;
+}
+
+/* Bytes of every CP collective `op` of a program, and their count. */
+static double cp_bytes(const struct prog *p, int op, int *n)
+{
+    double bytes = 0;
+
+    *n = 0;
+    for (int i = 0; i < p->ntasks; i++)
+        if (p->tasks[i].kind == TASK_COLL && p->tasks[i].comm == COMM_CP && p->tasks[i].op == op) {
+            bytes += p->tasks[i].bytes;
+            (*n)++;
+        }
+    return bytes;
+}
+
+/*
+ * Context parallelism by method, 16 layers on cp 4 (K/V of one rank kv bytes): Transformer
+ * Engine's p2p ring sends 3 K/V chunks a layer forward and 3 K/V + dK/dV pairs plus the last
+ * dK/dV backward (3 kv + 3 * 2 kv + kv = 10 kv); torchtitan's alltoall the same ring with fp32
+ * dK/dV (3 kv + 3 * 3 kv + 2 kv = 14 kv); its allgather one all-gather of 4 kv a layer each way,
+ * the dK/dV ring in backward (3 * 2 kv + 2 kv = 8 kv), and the gathered buffer (4 kv) as
+ * workspace from the gather to the core's last step.
+ */
+static void test_pipeline_cp_methods(void **state)
+{
+    struct run r;
+    struct scenario *s;
+    double kv, sr, ag;
+    int n, nag, marked = 0;
+
+    (void)state;
+    s = cp_run("p2p", &r);
+    kv = rules_cp_kv_bytes(s);
+    sr = cp_bytes(r.progs[0], COLL_SEND_RECV, &n);
+    assert_int_equal(cp_bytes(r.progs[0], COLL_ALL_GATHER, &nag), 0);
+    assert_true(test_rel_err(sr, 16 * 10 * kv) < 1e-9);
+    run_release(&r);
+    cfg_free(s);
+    s = cp_run("alltoall", &r);
+    sr = cp_bytes(r.progs[0], COLL_SEND_RECV, &n);
+    assert_true(test_rel_err(sr, 16 * 14 * kv) < 1e-9);
+    run_release(&r);
+    cfg_free(s);
+    s = cp_run("allgather", &r);
+    sr = cp_bytes(r.progs[0], COLL_SEND_RECV, &n);
+    ag = cp_bytes(r.progs[0], COLL_ALL_GATHER, &nag);
+    assert_int_equal(nag, 2 * 16);
+    assert_true(test_rel_err(ag, 2 * 16 * 4 * kv) < 1e-9);
+    assert_true(test_rel_err(sr, 16 * 8 * kv) < 1e-9);
+    for (int i = 0; i < r.progs[0]->ntasks; i++) {
+        const struct task *t = &r.progs[0]->tasks[i];
+        if (t->kind == TASK_COLL && t->comm == COMM_CP && t->op == COLL_ALL_GATHER) {
+            assert_int_equal(t->mcat0, MC_WORKSPACE);
+            assert_true(t->mem0 == bytes_i64(4 * kv));
+            marked++;
+        }
+    }
+    assert_int_equal(marked, 2 * 16);
+    run_release(&r);
+    cfg_free(s);
 }
 
 /* 14 layers on 4 stages: embedding and loss count as layers, so the end stages hold 3 each. */
@@ -339,6 +420,7 @@ int main(void)
         cmocka_unit_test(test_partition_llama3_405b),
         cmocka_unit_test(test_partition_chunks_and_errors),
         cmocka_unit_test(test_partition_framework_rules),
+        cmocka_unit_test(test_pipeline_cp_methods),
         cmocka_unit_test(test_partition_scenario_accounts_embedding),
         cmocka_unit_test(test_pipeline_1f1b_bubble_closed_form),
         cmocka_unit_test(test_pipeline_gpipe_bubble),

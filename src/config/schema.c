@@ -71,6 +71,12 @@ static const struct enum_name pp_split_names[] = {
     { "torchtitan_weighted", SPLIT_TORCHTITAN_W },
     { NULL, 0 },
 };
+static const struct enum_name cp_method_names[] = {
+    { "p2p", CP_P2P },
+    { "allgather", CP_ALLGATHER },
+    { "alltoall", CP_ALLTOALL },
+    { NULL, 0 },
+};
 static const struct enum_name attention_names[] = {
     { "flash", ATTN_FLASH },
     { "standard", ATTN_STANDARD },
@@ -545,6 +551,10 @@ static const struct field parallelism_rows[] = {
     { ENUM("pp_split", struct parallelism, pp_split, pp_split_names, "auto"),
       .doc = "layers over stages without first/last_stage_layers: auto (even, else embedding and "
              "loss as a layer each), even, megatron, torchtitan, torchtitan_weighted" },
+    /* ---- framework profiles: context-parallel attention (strategy/layer.c) ---- */
+    { ENUM("cp_method", struct parallelism, cp_method, cp_method_names, "p2p"),
+      .doc = "context-parallel attention: p2p (Transformer Engine's ring), allgather or alltoall "
+             "(torchtitan's rotate methods)" },
     { BOOL("tp_comm_overlap", struct parallelism, tp_comm_overlap, "false"),
       .doc = "overlap TP communication with compute" },
     /* Megatron-LM async_tensor_model_parallel_allreduce (on since late 2021; off with

@@ -156,6 +156,13 @@ enum pp_split_rule {
     SPLIT_TORCHTITAN_W /* torchtitan v0.1+: embedding and output weigh one layer each */
 };
 
+/* How context-parallel attention gets the other ranks' K/V (parallelism.cp_method; layer.c). */
+enum cp_method {
+    CP_P2P,       /* Transformer Engine's ring: K/V (and dK/dV) to the next rank each step */
+    CP_ALLGATHER, /* torchtitan: one all-gather of every K/V shard after the first sub-SDPA */
+    CP_ALLTOALL   /* torchtitan: the ring as permute_tensor (all_to_all) each step */
+};
+
 enum framework {
     FW_AUTO, /* megatron when tp/pp/cp/ep > 1, else pytorch (deepspeed for zero*) */
     FW_MEGATRON,
@@ -183,6 +190,7 @@ struct parallelism {
     int first_stage_layers;      /* layers on the first pipeline stage, 0 = even split */
     int last_stage_layers;       /* layers on the last pipeline stage, 0 = even split */
     enum pp_split_rule pp_split; /* the layers over the stages, without first/last_stage_layers */
+    enum cp_method cp_method;    /* context-parallel attention */
     bool tp_comm_overlap;        /* overlap TP communication with compute */
     bool tp_async_allreduce; /* backward input-gradient all-reduce overlaps the weight gradient */
 };
