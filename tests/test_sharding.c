@@ -614,6 +614,62 @@ static void test_sharding_fsdp_gradient_passes(void **state)
     free_case(&fp32);
 }
 
+/* Collectives `op` on the data-parallel groups of program p. */
+static int dp_colls(const struct prog *p, int op)
+{
+    return test_count_colls(p, COMM_DP, op) + test_count_colls(p, COMM_DP_INTRA, op);
+}
+
+/*
+ * FSDP2 under pipeline parallelism (Llama 2 7B, pp 2 x dp 4, 8 micro-batches; torchtitan's
+ * reshard_after_forward false): each of a stage's 16 blocks and its root unit is gathered once
+ * a step and reduce-scattered once, after its last backward, however many micro-batches run;
+ * resharding after forward gathers a block again for every micro-batch's backward and forward;
+ * the unsharded fp32 gradient accumulators of the stage's blocks are alive at the peak.
+ * FSDP1 and ZeRO-2 are refused with pipeline parallelism.
+ */
+static void test_sharding_fsdp2_under_pipelining(void **state)
+{
+    struct sim_case keep, reshard;
+    const struct prog *p;
+    double accum;
+    FILE *diag = tmpfile();
+    struct cfg_override o[3] = {
+        { "parallelism.pp", "2", "parallelism.pp=2" },
+        { "parallelism.sharding", "fsdp", "parallelism.sharding=fsdp" },
+        { "parallelism.dp", "4", "parallelism.dp=4" },
+    };
+    char msg[1024];
+
+    (void)state;
+    run_case(&keep, "sharding_7b_8gpu", SYMMETRIC, "parallelism.pp=2", "parallelism.dp=4",
+             "parallelism.sharding=fsdp", "fsdp.version=2", "fsdp.reshard_after_forward=false",
+             "training.global_batch=32", "training.micro_batch=1", "fsdp.reduce_dtype=fp32", NULL);
+    p = keep.r.progs[0];
+    assert_int_equal(dp_colls(p, COLL_ALL_GATHER), 16 + 1);
+    assert_int_equal(dp_colls(p, COLL_REDUCE_SCATTER), 16 + 1);
+    accum = 4 * 16 * workload_params_layer(&keep.s->model, false);
+    assert_true((double)rank0(&keep)->at_peak[MC_GRADS] >= accum);
+    run_case(&reshard, "sharding_7b_8gpu", SYMMETRIC, "parallelism.pp=2", "parallelism.dp=4",
+             "parallelism.sharding=fsdp", "fsdp.version=2", "fsdp.reshard_after_forward=true",
+             "training.global_batch=32", "training.micro_batch=1", NULL);
+    p = reshard.r.progs[0];
+    assert_int_equal(dp_colls(p, COLL_REDUCE_SCATTER), 16 + 1);
+    assert_int_equal(dp_colls(p, COLL_ALL_GATHER), 16 * (8 + 1) + 1);
+    free_case(&keep);
+    free_case(&reshard);
+
+    assert_null(cfg_load_scenario(DATA("scenarios/sharding_7b_8gpu.yaml"), o, 3, diag));
+    o[1] = (struct cfg_override){ "parallelism.sharding", "zero2", "parallelism.sharding=zero2" };
+    assert_null(cfg_load_scenario(DATA("scenarios/sharding_7b_8gpu.yaml"), o, 3, diag));
+    rewind(diag);
+    msg[fread(msg, 1, sizeof(msg) - 1, diag)] = '\0';
+    assert_non_null(strstr(msg, "FSDP1 (fsdp.version 1) has no pipeline-parallel composition"));
+    assert_non_null(strstr(msg, "sharding 'zero2' cannot be combined with pp > 1 (DeepSpeed's "
+                                "pipeline engine allows ZeRO stages 0 and 1"));
+    fclose(diag);
+}
+
 /*
  * HYBRID_SHARD on 64 GPUs keeps gathers and reduce-scatters inside the node:
  * its NICs carry only the replicate all-reduce, less than FULL_SHARD's.
@@ -743,6 +799,7 @@ int main(void)
         cmocka_unit_test(test_sharding_fsdp_backward_prefetch),
         cmocka_unit_test(test_sharding_fsdp2_copy_out),
         cmocka_unit_test(test_sharding_fsdp_gradient_passes),
+        cmocka_unit_test(test_sharding_fsdp2_under_pipelining),
         cmocka_unit_test(test_sharding_hsdp_less_nic),
         cmocka_unit_test(test_sharding_all_ranks_matches_symmetric),
         cmocka_unit_test(test_sharding_deterministic),

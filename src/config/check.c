@@ -387,9 +387,24 @@ static int check_memory_features(struct scenario *s, struct cfg_error *err)
     const struct training *t = &s->train;
     enum sharding sh = p->sharding;
 
-    if (shards_grads(sh) && p->pp > 1)
-        return fail(err, "parallelism.sharding", "sharding '%s' cannot be combined with pp > 1",
-                    sharding_name(sh));
+    if (shards_grads(sh) && p->pp > 1) {
+        bool fsdp = sh == SHARD_FSDP || sh == SHARD_FSDP_GRAD_OP || sh == SHARD_HSDP;
+
+        /* torch.distributed.pipelining drives FSDP2 modules only (stage.py
+           backward_maybe_with_nosync: FSDPModule); DeepSpeed's PipelineEngine asserts
+           zero_optimization_stage() < 2 (deepspeed/runtime/pipe/engine.py L78 @v0.16.0). */
+        if (fsdp && s->fsdp.version == 1)
+            return fail(err, "parallelism.sharding",
+                        "FSDP1 (fsdp.version 1) has no pipeline-parallel composition; with pp > 1 "
+                        "FSDP is FSDP2 under torch.distributed.pipelining (fsdp.version 2, as "
+                        "torchtitan)");
+        if (!fsdp)
+            return fail(err, "parallelism.sharding",
+                        "sharding '%s' cannot be combined with pp > 1 (DeepSpeed's pipeline "
+                        "engine allows ZeRO stages 0 and 1; PyTorch shards gradients under "
+                        "pipelining with FSDP2: sharding fsdp, fsdp.version 2)",
+                        sharding_name(sh));
+    }
     if (sh == SHARD_HSDP && s->nodes < 2)
         return fail(err, "parallelism.sharding", "sharding 'hsdp' needs more than one node");
     if (sh == SHARD_HSDP) {

@@ -77,8 +77,9 @@ bool rules_reduce_every_microbatch(const struct scenario *s)
     case DPI_ZERO12:
         return s->par.sharding == SHARD_ZERO2;
     case DPI_ZERO3:
-    case DPI_FSDP:
         return true;
+    case DPI_FSDP:
+        return !rules_fsdp_pipelined(s);
     case DPI_DDP:
     case DPI_NONE:
     default:
@@ -118,6 +119,19 @@ bool rules_reshard_after_forward(const struct scenario *s)
     if (rules_dp_impl(s) == DPI_ZERO3)
         return true;
     return s->par.sharding != SHARD_FSDP_GRAD_OP && s->fsdp.reshard_after_forward;
+}
+
+/*
+ * torch/distributed/pipelining/stage.py backward_maybe_with_nosync (pytorch 0138610): for an
+ * FSDPModule every backward but the schedule's last runs with set_reshard_after_backward(False)
+ * and set_requires_gradient_sync(False); the last one's post_backward reduces and reshards.
+ * FSDP2 keeps the unsharded gradient across those backwards, upcast to reduce_dtype
+ * (_fsdp_param.py to_accumulated_grad_if_needed / accumulate_unsharded_grad_if_needed).
+ */
+bool rules_fsdp_pipelined(const struct scenario *s)
+{
+    return rules_dp_impl(s) == DPI_FSDP && s->par.pp > 1 && s->fsdp.version == 2 &&
+           s->par.sharding != SHARD_FSDP_NO_SHARD;
 }
 
 /* HYBRID_SHARD shards within a node and all-reduces across nodes (_reduce_grad, _inter_node_pg). */

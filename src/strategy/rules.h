@@ -55,6 +55,15 @@ bool rules_gathers_per_unit(const struct scenario *s);
  * ZeRO-3 (release_sub_module), FSDP with reshard_after_forward but SHARD_GRAD_OP. */
 bool rules_reshard_after_forward(const struct scenario *s);
 
+/*
+ * FSDP2 under pipeline parallelism (torch.distributed.pipelining, as torchtitan runs it): the
+ * stage's backward runs with reshard_after_backward and requires_gradient_sync off, so a
+ * unit's parameters stay unsharded through the step once gathered (torchtitan also keeps them
+ * after forward), its gradients accumulate unsharded in reduce_dtype, and it reduce-scatters
+ * once, after the stage's last backward of the step.
+ */
+bool rules_fsdp_pipelined(const struct scenario *s);
+
 /* The communicator that shards and reduces: COMM_DP, or for HYBRID_SHARD COMM_DP_INTRA (the
  * replicate group COMM_DP_INTER then all-reduces the reduced shard). */
 int rules_shard_comm(const struct scenario *s);

@@ -232,6 +232,14 @@ double est_dp_tail_s(const struct cand *c, const struct stage_sum *st, double *o
             exposed = per_mb;
         }
         t = c->m * exposed + ag;
+        if (rules_fsdp_pipelined(s)) {
+            /* FSDP2 under pipelining (fsdp.c): gathered once a step (each micro-batch again
+             * when resharded after forward), overlapping the forward; one reduce-scatter per
+             * unit after its last backward, beside the remaining units' backward. */
+            double g = layers * (rules_reshard_after_forward(s) ? c->m + 1 : 1) * ag;
+            double red = layers * rs, fwd = c->m * st->t;
+            t = (g > fwd ? g - fwd : 0) + ag + (red > st->t_bwd ? red - st->t_bwd : rs);
+        }
         if (rules_shard_comm(s) == COMM_DP_INTRA) { /* HSDP: all-reduce across nodes */
             struct comm_group inter = est_group(c->e, s, COMM_DP_INTER);
             t += est_coll_s(c->e, s, &inter, COLL_ALL_REDUCE, gbytes / shard_g.nranks);
