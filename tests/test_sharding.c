@@ -692,6 +692,38 @@ static void test_sharding_hsdp_less_nic(void **state)
     free_case(&hybrid);
 }
 
+/*
+ * HSDP with a shard-group size (fsdp.shard_group, torchtitan's data_parallel_shard_degree):
+ * 64 ranks in groups of 16 shard the model states 16 ways and all-reduce across the 4 groups;
+ * the default is the 8 peers of a node; a group of 4 runs HSDP inside one node.
+ */
+static void test_sharding_hsdp_shard_group(void **state)
+{
+    struct sim_case node, g16, one;
+    struct layout l;
+
+    (void)state;
+    run_case(&node, "sharding_7b_64gpu", SYMMETRIC, "parallelism.sharding=hsdp", NULL);
+    run_case(&g16, "sharding_7b_64gpu", SYMMETRIC, "parallelism.sharding=hsdp",
+             "fsdp.shard_group=16", NULL);
+    layout_init(&l, g16.s);
+    assert_int_equal(layout_group_size(&l, COMM_DP_INTRA), 16);
+    assert_int_equal(layout_group_size(&l, COMM_DP_INTER), 4);
+    layout_init(&l, node.s);
+    assert_int_equal(layout_group_size(&l, COMM_DP_INTRA), 8);
+    assert_true(test_rel_err((double)rank0(&node)->at_peak[MC_OPTIM],
+                             2.0 * (double)rank0(&g16)->at_peak[MC_OPTIM]) < 1e-6);
+    assert_true(rank0(&g16)->comm_bytes[COMM_DP_INTER] > 0);
+    run_case(&one, "sharding_7b_8gpu", SYMMETRIC, "parallelism.sharding=hsdp", "fsdp.shard_group=4",
+             NULL);
+    layout_init(&l, one.s);
+    assert_int_equal(layout_group_size(&l, COMM_DP_INTER), 2);
+    assert_true(rank0(&one)->comm_bytes[COMM_DP_INTER] > 0);
+    free_case(&node);
+    free_case(&g16);
+    free_case(&one);
+}
+
 /* Simulating every rank gives the symmetric answer (DESIGN.md "Scale"), for FSDP and HSDP. */
 static void test_sharding_all_ranks_matches_symmetric(void **state)
 {
@@ -801,6 +833,7 @@ int main(void)
         cmocka_unit_test(test_sharding_fsdp_gradient_passes),
         cmocka_unit_test(test_sharding_fsdp2_under_pipelining),
         cmocka_unit_test(test_sharding_hsdp_less_nic),
+        cmocka_unit_test(test_sharding_hsdp_shard_group),
         cmocka_unit_test(test_sharding_all_ranks_matches_symmetric),
         cmocka_unit_test(test_sharding_deterministic),
         cmocka_unit_test(test_sharding_offload_fits),

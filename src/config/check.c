@@ -405,8 +405,18 @@ static int check_memory_features(struct scenario *s, struct cfg_error *err)
                         "pipelining with FSDP2: sharding fsdp, fsdp.version 2)",
                         sharding_name(sh));
     }
-    if (sh == SHARD_HSDP && s->nodes < 2)
-        return fail(err, "parallelism.sharding", "sharding 'hsdp' needs more than one node");
+    if (s->fsdp.shard_group < 0)
+        return fail(err, "fsdp.shard_group", "shard_group (%d) must not be negative",
+                    s->fsdp.shard_group);
+    if (s->fsdp.shard_group > 0 && sh != SHARD_HSDP)
+        return fail(err, "fsdp.shard_group", "fsdp.shard_group needs sharding 'hsdp'");
+    if (s->fsdp.shard_group > 0 && (s->fsdp.shard_group > p->dp || p->dp % s->fsdp.shard_group))
+        return fail(err, "fsdp.shard_group", "fsdp.shard_group (%d) does not divide dp (%d)",
+                    s->fsdp.shard_group, p->dp);
+    if (sh == SHARD_HSDP && s->nodes < 2 && s->fsdp.shard_group == 0)
+        return fail(err, "parallelism.sharding",
+                    "sharding 'hsdp' needs more than one node (or fsdp.shard_group below the "
+                    "node's data-parallel ranks)");
     if (sh == SHARD_HSDP) {
         /* The shard group is the data-parallel peers on one node (layout.c); the replicate
            group takes one of each, so the shard group must divide dp (PyTorch's 2-D device

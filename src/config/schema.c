@@ -644,6 +644,10 @@ static const struct field fsdp_rows[] = {
     { ENUM("buffer_dtype", struct fsdp_cfg, buffer_dtype, grad_dtype_names, "bf16"),
       .given = GIVEN_BUFFER_DTYPE, .def_doc = "training.precision (bf16 for fp8)",
       .doc = "MixedPrecision.buffer_dtype" },
+    /* ---- framework profiles: HSDP's shard group (torchtitan, fms-fsdp, Accelerate) ---- */
+    { INT("shard_group", struct fsdp_cfg, shard_group, 0, "0"), .flags = F_ZERO_OK,
+      .doc = "hsdp: data-parallel ranks per shard group (a divisor of dp); 0 = the "
+             "data-parallel peers of one node" },
 };
 static const struct section fsdp_section = SECTION("fsdp", fsdp_rows, 0);
 

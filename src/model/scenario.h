@@ -244,6 +244,7 @@ struct fsdp_cfg {
     enum dtype param_dtype;  /* MixedPrecision.param_dtype */
     enum dtype reduce_dtype; /* MixedPrecision.reduce_dtype */
     enum dtype buffer_dtype; /* MixedPrecision.buffer_dtype */
+    int shard_group; /* HSDP: ranks per shard group; 0 = the data-parallel peers of a node */
 };
 
 struct nccl_cfg {
