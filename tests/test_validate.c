@@ -86,6 +86,7 @@ static int fake_predict(const struct scenario *s, struct prediction *out, char *
             out->step_time_s = v;
             out->tokens_per_s_per_gpu = v;
             out->peak_mem_bytes = v * 1024.0 * 1024 * 1024;
+            out->peak_reserved_bytes = v * 1024.0 * 1024 * 1024;
             out->capacity_bytes = 80e9;
             out->fits = f->fits;
             return 0;
@@ -430,7 +431,8 @@ static void test_validate_bad_rows(void **state)
         NULL,
         "unknown hardware 'dgx-z900' (stub)",
         "layers '32.5' is not an integer >= 1",
-        "unknown metric 'mfu' (expected step_time_s, tokens_per_s_per_gpu or peak_mem_gib)",
+        "unknown metric 'mfu' (expected step_time_s, tokens_per_s_per_gpu, peak_mem_gib or "
+        "peak_reserved_gib)",
         "value '' is not a positive number",
         "duplicate id 'good1' (first on line 2)",
         "row has 4 fields, the header has 12",
@@ -469,6 +471,30 @@ static void test_validate_bad_rows(void **state)
     assert_false(rep.rows[0].ok);
     assert_non_null(strstr(rep.rows[0].reason, "does not fit: predicted peak 3.0 GiB"));
     assert_true(rep.rows[1].ok);
+    validate_release(&rep);
+}
+
+/*
+ * peak_reserved_gib (torch.cuda.max_memory_reserved, what torchtitan logs) is the predicted
+ * caching-allocator reservation, and like peak_mem_gib it is compared even when the prediction
+ * does not fit.
+ */
+static void test_validate_peak_reserved_metric(void **state)
+{
+    struct fake f = { .ids = { "res" }, .measured = { 40 }, .error_pct = { 5 }, .n = 1 };
+    struct validate_report rep;
+
+    (void)state;
+    assert_int_equal(
+        run("id,hardware,num_gpus,layers,hidden,heads,vocab,seq_len,global_batch,"
+            "framework,metric,value\n"
+            "res,fake-a100,8,32,4096,32,32000,2048,64,torchtitan,peak_reserved_gib,40\n",
+            &f, &rep, stderr),
+        0);
+    assert_true(rep.rows[0].ok);
+    assert_int_equal(rep.rows[0].metric, VM_PEAK_RESERVED);
+    assert_true(fabs(rep.rows[0].error_pct - 5) < 1e-9);
+    assert_int_equal(rep.stats[VM_PEAK_RESERVED].n, 1);
     validate_release(&rep);
 }
 
@@ -786,6 +812,7 @@ int main(void)
         cmocka_unit_test(test_validate_enum_columns),
         cmocka_unit_test(test_validate_block_style),
         cmocka_unit_test(test_validate_bad_rows),
+        cmocka_unit_test(test_validate_peak_reserved_metric),
         cmocka_unit_test(test_validate_missing_required_column),
         cmocka_unit_test(test_validate_statistics),
         cmocka_unit_test(test_validate_group_stats_by_prefix),

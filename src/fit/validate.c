@@ -160,8 +160,8 @@ static const struct {
 
 const char *validate_metric_name(enum validate_metric m)
 {
-    static const char *const n[VM_COUNT] = { "step_time_s", "tokens_per_s_per_gpu",
-                                             "peak_mem_gib" };
+    static const char *const n[VM_COUNT] = { "step_time_s", "tokens_per_s_per_gpu", "peak_mem_gib",
+                                             "peak_reserved_gib" };
     return (unsigned)m < VM_COUNT ? n[m] : "?";
 }
 
@@ -653,6 +653,8 @@ static double metric_of(enum validate_metric m, const struct prediction *p)
         return p->step_time_s;
     case VM_TOKENS_PER_GPU:
         return p->tokens_per_s_per_gpu;
+    case VM_PEAK_RESERVED: /* torch.cuda.max_memory_reserved: tensors and the allocator's reserve */
+        return p->peak_reserved_bytes / (1024.0 * 1024 * 1024);
     default:
         return p->peak_mem_bytes / (1024.0 * 1024 * 1024);
     }
@@ -691,8 +693,8 @@ static int read_row_head(struct runner *ru, int i, const int *col, struct valida
         }
     if (r->metric < 0) {
         snprintf(r->reason, sizeof(r->reason),
-                 "unknown metric '%s' (expected step_time_s, tokens_per_s_per_gpu or "
-                 "peak_mem_gib)",
+                 "unknown metric '%s' (expected step_time_s, tokens_per_s_per_gpu, peak_mem_gib "
+                 "or peak_reserved_gib)",
                  r->metric_name);
         return -1;
     }
@@ -734,7 +736,7 @@ static void evaluate_row(struct runner *ru, int i, const int *col)
         set_str(r->reason, sizeof(r->reason), reason[0] ? reason : "simulation failed");
         return;
     }
-    if (!p.fits && r->metric != VM_PEAK_MEM) {
+    if (!p.fits && r->metric != VM_PEAK_MEM && r->metric != VM_PEAK_RESERVED) {
         snprintf(r->reason, sizeof(r->reason),
                  "does not fit: predicted peak %.1f GiB per GPU exceeds %.1f GiB",
                  p.peak_mem_bytes / (1024.0 * 1024 * 1024),

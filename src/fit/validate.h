@@ -41,6 +41,7 @@ enum validate_metric {
     VM_STEP_TIME,      /* step_time_s: seconds per optimizer step */
     VM_TOKENS_PER_GPU, /* tokens_per_s_per_gpu */
     VM_PEAK_MEM,       /* peak_mem_gib: peak allocated per GPU, GiB */
+    VM_PEAK_RESERVED,  /* peak_reserved_gib: caching allocator's reserved peak per GPU, GiB */
     VM_COUNT
 };
 

@@ -103,6 +103,8 @@ static void rank_json(cJSON *arr, const struct rank_result *rr)
     categories(o, "busy_s", rr->busy, NS_PER_S);
     mem = obj(o, "memory");
     cJSON_AddNumberToObject(mem, "peak_bytes", (double)rr->peak);
+    cJSON_AddNumberToObject(mem, "peak_allocated_bytes", (double)rr->peak_allocated);
+    cJSON_AddNumberToObject(mem, "peak_reserved_bytes", (double)rr->peak_reserved);
     cJSON_AddNumberToObject(mem, "peak_time_s", (double)rr->peak_t / NS_PER_S);
     cJSON_AddNumberToObject(mem, "reserve_short_bytes", (double)rr->reserve_short);
     at = obj(mem, "at_peak_bytes");
@@ -151,6 +153,8 @@ static cJSON *build(const struct run *r)
     cJSON_AddNumberToObject(res, "model_flops_per_step", r->model_flops);
     cJSON_AddNumberToObject(res, "mfu", r->mfu);
     cJSON_AddNumberToObject(res, "peak_memory_bytes", r->peak_bytes);
+    cJSON_AddNumberToObject(res, "peak_allocated_bytes", r->peak_allocated_bytes);
+    cJSON_AddNumberToObject(res, "peak_reserved_bytes", r->peak_reserved_bytes);
     cJSON_AddNumberToObject(res, "memory_capacity_bytes", r->capacity_bytes);
     cJSON_AddBoolToObject(res, "fits", r->fits);
     cJSON_AddNumberToObject(res, "simulated_ranks", r->sim.nranks);

@@ -309,6 +309,16 @@ static void memory_section(FILE *f, const struct run *r)
         fprintf(f, "  %-20s %10s  %5.1f %%\n", mcat_name(c), buf,
                 100.0 * (double)rr->at_peak[c] / r->peak_bytes);
     }
+    {
+        char a[32], rs[32];
+
+        fmt_bytes(r->peak_allocated_bytes, a, sizeof(a));
+        fmt_bytes(r->peak_reserved_bytes, rs, sizeof(rs));
+        fprintf(f,
+                "  as PyTorch counts it: allocated peak %s, reserved peak %s (max_memory_allocated "
+                "/ max_memory_reserved: no context or NCCL)\n",
+                a, rs);
+    }
 }
 
 void report_reserve_note(FILE *f, const struct run *r)
