@@ -20,6 +20,7 @@
 #include "model/partition.h"
 #include "model/workload.h"
 #include "net/collective.h"
+#include "strategy/rules.h"
 
 #define PRODUCT_CAP ((int64_t)1 << 50) /* saturation of degree products */
 
@@ -86,10 +87,11 @@ void cfg_derive_defaults(struct scenario *s, unsigned given)
             s->par.sharding == SHARD_ZERO3 && s->zero.stage3_gather != ZERO3_GATHER_PER_PARAM_SYNC;
     /*
      * Megatron-LM: overlap_grad_reduce defaults to False (formulas.md §3.1); KOR22 §6.3 ran
-     * without overlapping the gradient all-reduce. PyTorch DDP always overlaps.
+     * without overlapping the gradient all-reduce. DeepSpeed's engine at ZeRO stage 0 reduces
+     * after backward (strategy/rules.c rules_deepspeed_engine_ddp). PyTorch DDP always overlaps.
      */
     if (!(given & GIVEN_DDP_OVERLAP))
-        s->ddp.overlap = !scenario_megatron_ddp(s);
+        s->ddp.overlap = !scenario_megatron_ddp(s) && !rules_deepspeed_engine_ddp(s);
 }
 
 /* ---- model --------------------------------------------------------------------------------- */

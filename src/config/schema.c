@@ -576,7 +576,8 @@ static const struct field ddp_rows[] = {
     /* Megatron's overlap_grad_reduce defaults to False (formulas.md §3.1, [MEG
      * distributed_data_parallel_config.py]); PyTorch DDP always overlaps. */
     { BOOL("overlap", struct ddp_cfg, overlap, "true"), .given = GIVEN_DDP_OVERLAP,
-      .def_doc = "false for megatron, else true", .doc = "all-reduce buckets during backward" },
+      .def_doc = "false for megatron and deepspeed (stage 0), else true",
+      .doc = "all-reduce buckets during backward" },
     /* Megatron-LM --gradient-accumulation-fusion (on by default; apex
      * fused_weight_gradient_mlp_cuda): the weight-gradient GEMM adds into the
      * main_grad buffer. Without it DistributedDataParallel's param_hook runs

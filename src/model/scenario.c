@@ -30,6 +30,9 @@ enum model_code scenario_model_code(const struct scenario *s)
         return CODE_MEGATRON;
     if (fw == FW_DEEPSPEED && s->train.finetune != FT_FULL)
         return CODE_HF;
+    /* DeepSpeed with tensor or pipeline parallelism is Megatron-DeepSpeed: Megatron's modules */
+    if (fw == FW_DEEPSPEED && (s->par.tp > 1 || s->par.pp > 1))
+        return CODE_MEGATRON;
     return CODE_LITGPT;
 }
 

@@ -343,7 +343,8 @@ enum framework scenario_framework(const struct scenario *s);
 /*
  * Whose model code runs the layers: training.model_code, or for `auto` Megatron's under the
  * Megatron framework, Hugging Face + PEFT for LoRA / QLoRA under DeepSpeed (the Trainer /
- * Accelerate integration), LitGPT's layout for any other eager run.
+ * Accelerate integration), Megatron's under DeepSpeed with tp or pp > 1 (Megatron-DeepSpeed),
+ * LitGPT's layout for any other eager run. A framework profile sets it explicitly.
  */
 enum model_code scenario_model_code(const struct scenario *s);
 

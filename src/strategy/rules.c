@@ -152,6 +152,13 @@ void rules_ddp_buckets(const struct scenario *s, double *first_bytes, double *by
 {
     double elem = dtype_bytes(s->train.grad_dtype);
 
+    if (rules_deepspeed_engine_ddp(s)) {
+        /* engine.allreduce_gradients(bucket_size=MEMORY_OPT_ALLREDUCE_SIZE = 500000000
+           elements), buffered_allreduce_fallback (deepspeed/runtime/engine.py L47, L927-941
+           @v0.3.13; L110, L1970-1984, L2533-2547 @v0.16.0) */
+        *bytes = *first_bytes = 5e8 * elem;
+        return;
+    }
     if (scenario_megatron_ddp(s)) {
         double params = 1e6 * s->par.dp > 4e7 ? 1e6 * s->par.dp : 4e7;
         *bytes = *first_bytes = params * elem;
@@ -159,6 +166,19 @@ void rules_ddp_buckets(const struct scenario *s, double *first_bytes, double *by
         *bytes = s->ddp.bucket_bytes;
         *first_bytes = s->ddp.first_bucket_bytes;
     }
+}
+
+/*
+ * DeepSpeed's engine with ZeRO stage 0 (Megatron-DeepSpeed, HF with a stage-0 config):
+ * engine.backward() calls allreduce_gradients() after loss.backward(), which at the accumulation
+ * boundary runs buffered_allreduce_fallback: the gradients flattened into buffers of 5e8
+ * elements, each all-reduced and copied back, after the whole backward (no hooks, no overlap;
+ * deepspeed/runtime/engine.py L927-941 @v0.3.13, L1970-1984 and L2072-2074 @v0.16.0).
+ */
+bool rules_deepspeed_engine_ddp(const struct scenario *s)
+{
+    return s->par.sharding == SHARD_NONE && scenario_framework(s) == FW_DEEPSPEED &&
+           !scenario_megatron_ddp(s);
 }
 
 /*

@@ -70,6 +70,9 @@ int rules_shard_comm(const struct scenario *s);
 
 /* ---- buckets, passes and buffers ------------------------------------------------------ */
 
+/* Does DeepSpeed's engine reduce unsharded gradients (ZeRO stage 0), after the whole backward? */
+bool rules_deepspeed_engine_ddp(const struct scenario *s);
+
 /* The gradient buckets of ddp.c: the first one's and the others' capacity, bytes. */
 void rules_ddp_buckets(const struct scenario *s, double *first_bytes, double *bytes);
 
