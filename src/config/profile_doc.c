@@ -38,8 +38,10 @@ static void text_version(FILE *out, const struct fw_file *f, const struct fw_ver
         fprintf(out, "    note      %s\n", v->note);
     for (int i = inh; i < v->nall; i++) {
         const struct fw_setting *st = &v->all[i];
-        fprintf(out, "    %-34s %-16s %s%s%s\n", st->key, st->value, st->when ? "if " : "",
-                st->when ? st->when : "", st->when ? "; " : "");
+        if (st->when)
+            fprintf(out, "    %-34s %-16s if %s\n", st->key, st->value, st->when);
+        else
+            fprintf(out, "    %-34s %s\n", st->key, st->value);
         fprintf(out, "      source: %s\n", st->source);
     }
     for (int i = 0; i < v->nnotes; i++)

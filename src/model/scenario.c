@@ -65,7 +65,14 @@ int fw_count(const struct fw_state *fw, enum fw_status st)
 {
     int n = 0;
 
-    for (int i = 0; i < fw->nsettings; i++)
-        n += fw_setting_status(fw, i) == st;
+    for (int i = 0; i < fw->nsettings; i++) {
+        bool seen = false;
+        if (fw_setting_status(fw, i) != st)
+            continue;
+        for (int k = 0; k < i && !seen; k++)
+            seen = fw_setting_status(fw, k) == st &&
+                   strcmp(fw->settings[k].key, fw->settings[i].key) == 0;
+        n += !seen;
+    }
     return n;
 }

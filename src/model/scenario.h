@@ -310,7 +310,8 @@ enum fw_status {
 enum fw_status fw_setting_status(const struct fw_state *fw, int i);
 const char *fw_status_name(enum fw_status st);
 
-/* Settings of fw with status st. */
+/* Keys of fw with a setting of status st, each key once (a key the scenario sets may have
+ * several settings: a version's, an inherited one's, rules). */
 int fw_count(const struct fw_state *fw, enum fw_status st);
 
 struct scenario {
