@@ -55,7 +55,9 @@ and \`hardware/calibration/measurements/\` (docs/calibration.md).
 ## Training runs (\`tests/validation/runs.csv\`)
 
 Command: \`simtrain validate tests/validation/runs.csv\`. A row the simulator cannot run is
-listed with its reason and left out of the statistics.
+listed with its reason and left out of the statistics. Each row's software comes from its
+\`framework\` / \`framework_version\` profile (docs/frameworks.md); the few per-row overrides
+this copy keeps are listed with their sources in tests/validation/README.md.
 
 HDR
     "$SIMTRAIN" validate tests/validation/runs.csv --markdown > "$TMP/runs.md" || true
@@ -76,6 +78,7 @@ HDR
     group_row "$TMP/runs.md" sc21-t2-zero3- "DeepSpeed ZeRO-3, SC'21 Table 2"
     group_row "$TMP/runs.md" foundry-a100-80g- "llm-foundry FSDP, A100 80GB"
     group_row "$TMP/runs.md" foundry-a100-40g- "llm-foundry FSDP, A100 40GB"
+    group_row "$TMP/runs.md" foundry-h100- "llm-foundry FSDP, H100 80GB"
     echo
     echo "### Effect of the calibration files"
     echo

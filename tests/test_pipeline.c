@@ -22,6 +22,7 @@
 
 #include "config/schema.h"
 #include "run/run.h"
+#include "strategy/rules.h"
 #include "strategy/strategy.h"
 #include "model/workload.h"
 
@@ -84,6 +85,150 @@ static void test_partition_chunks_and_errors(void **state)
     assert_int_equal(pp_partition(10, 4, 1, 0, 0, out, reason, sizeof(reason)), -1);
     assert_non_null(strstr(reason, "do not split evenly"));
     assert_int_equal(pp_partition(10, 2, 1, 6, 6, out, reason, sizeof(reason)), -1);
+}
+
+/* pp_layers() of a scenario with `layers` on pp x v under rule r; -1 when it is refused. */
+static int split(int layers, int pp, int v, enum pp_split_rule r, int *out)
+{
+    struct scenario s;
+    char reason[200];
+
+    memset(&s, 0, sizeof(s));
+    s.model.layers = layers;
+    s.par.pp = pp;
+    s.par.vpp = v;
+    s.par.pp_split = r;
+    return pp_layers(&s, out, reason, sizeof(reason));
+}
+
+/* Virtual stages of out (pp x v, index c * pp + stage) in pipeline order equal want[]. */
+static void expect_split(const int *out, int pp, int v, const int *want)
+{
+    for (int c = 0; c < v; c++)
+        for (int st = 0; st < pp; st++)
+            assert_int_equal(out[c * pp + st], want[c * pp + st]);
+}
+
+/*
+ * Each framework's rule: Llama 3.1 405B's 126 layers on pp 8 x vpp 2 are 7, 8 x 14, 7 by
+ * Megatron's account_for_embedding/loss (core_v0.12.0), torchtitan 2024-12's split points
+ * and torchtitan v0.1's weighted split alike (its virtual stage 0 is chunk 0 of stage 0,
+ * stage 15 chunk 1 of stage 7), and so on pp 16; an even split refuses them. 80 layers on pp 8:
+ * even 10 x 8, weighted 10, 11, 10 x 5, 9 (torchtitan/distributed/pipeline.py, the
+ * embedding and the output a layer each, extras to the first stages), Megatron's accounting
+ * refuses (82 is no multiple of 8); 32 layers on pp 4 weighted: 8, 9, 8, 7; torchtitan 2024-12
+ * on 11 layers over 4 stages: 2, 3, 3, 3.
+ */
+static void test_partition_framework_rules(void **state)
+{
+    int out[64], want[64];
+    static const enum pp_split_rule uneven[] = { SPLIT_AUTO, SPLIT_MEGATRON, SPLIT_TORCHTITAN,
+                                                 SPLIT_TORCHTITAN_W };
+
+    (void)state;
+    for (int i = 0; i < 16; i++)
+        want[i] = i == 0 || i == 15 ? 7 : 8;
+    for (size_t r = 0; r < ARRAY_LEN(uneven); r++) {
+        assert_int_equal(split(126, 8, 2, uneven[r], out), 0);
+        expect_split(out, 8, 2, want);
+        assert_int_equal(split(126, 16, 1, uneven[r], out), 0);
+        expect_split(out, 16, 1, want);
+    }
+    assert_int_equal(split(126, 8, 2, SPLIT_EVEN, out), -1);
+    assert_int_equal(split(80, 8, 1, SPLIT_EVEN, out), 0);
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(out[i], 10);
+    assert_int_equal(split(80, 8, 1, SPLIT_TORCHTITAN, out), 0);
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(out[i], 10);
+    assert_int_equal(split(80, 8, 1, SPLIT_TORCHTITAN_W, out), 0);
+    expect_split(out, 8, 1, (const int[]){ 10, 11, 10, 10, 10, 10, 10, 9 });
+    assert_int_equal(split(80, 8, 1, SPLIT_MEGATRON, out), -1);
+    assert_int_equal(split(32, 4, 1, SPLIT_TORCHTITAN_W, out), 0);
+    expect_split(out, 4, 1, (const int[]){ 8, 9, 8, 7 });
+    assert_int_equal(split(11, 4, 1, SPLIT_TORCHTITAN, out), 0);
+    expect_split(out, 4, 1, (const int[]){ 2, 3, 3, 3 });
+    assert_int_equal(split(3, 4, 1, SPLIT_TORCHTITAN, out), -1); /* more stages than layers */
+}
+
+/* The program of a cp 4 run of BASE (one stage, 16 layers, seq 8192) under `method`. */
+static struct scenario *cp_run(const char *method, struct run *r)
+{
+    char m[64];
+    const char *sets[] = { "parallelism.pp=1",
+                           "parallelism.cp=4",
+                           "training.seq_len=8192",
+                           "workload.max_seq=8192",
+                           "training.global_batch=1",
+                           m,
+                           NULL };
+    struct scenario *s;
+
+    snprintf(m, sizeof(m), "parallelism.cp_method=%s", method);
+    s = test_load("pipeline-test.yaml", BASE, sets);
+    test_simulate(s, false, r);
+    return s;
+}
+
+/* Bytes of every CP collective `op` of a program, and their count. */
+static double cp_bytes(const struct prog *p, int op, int *n)
+{
+    double bytes = 0;
+
+    *n = 0;
+    for (int i = 0; i < p->ntasks; i++)
+        if (p->tasks[i].kind == TASK_COLL && p->tasks[i].comm == COMM_CP && p->tasks[i].op == op) {
+            bytes += p->tasks[i].bytes;
+            (*n)++;
+        }
+    return bytes;
+}
+
+/*
+ * Context parallelism by method, 16 layers on cp 4 (K/V of one rank kv bytes): Transformer
+ * Engine's p2p ring sends 3 K/V chunks a layer forward and 3 K/V + dK/dV pairs plus the last
+ * dK/dV backward (3 kv + 3 * 2 kv + kv = 10 kv); torchtitan's alltoall the same ring with fp32
+ * dK/dV (3 kv + 3 * 3 kv + 2 kv = 14 kv); its allgather one all-gather of 4 kv a layer each way,
+ * the dK/dV ring in backward (3 * 2 kv + 2 kv = 8 kv), and the gathered buffer (4 kv) as
+ * workspace from the gather to the core's last step.
+ */
+static void test_pipeline_cp_methods(void **state)
+{
+    struct run r;
+    struct scenario *s;
+    double kv, sr, ag;
+    int n, nag, marked = 0;
+
+    (void)state;
+    s = cp_run("p2p", &r);
+    kv = rules_cp_kv_bytes(s);
+    sr = cp_bytes(r.progs[0], COLL_SEND_RECV, &n);
+    assert_int_equal(cp_bytes(r.progs[0], COLL_ALL_GATHER, &nag), 0);
+    assert_true(test_rel_err(sr, 16 * 10 * kv) < 1e-9);
+    run_release(&r);
+    cfg_free(s);
+    s = cp_run("alltoall", &r);
+    sr = cp_bytes(r.progs[0], COLL_SEND_RECV, &n);
+    assert_true(test_rel_err(sr, 16 * 14 * kv) < 1e-9);
+    run_release(&r);
+    cfg_free(s);
+    s = cp_run("allgather", &r);
+    sr = cp_bytes(r.progs[0], COLL_SEND_RECV, &n);
+    ag = cp_bytes(r.progs[0], COLL_ALL_GATHER, &nag);
+    assert_int_equal(nag, 2 * 16);
+    assert_true(test_rel_err(ag, 2 * 16 * 4 * kv) < 1e-9);
+    assert_true(test_rel_err(sr, 16 * 8 * kv) < 1e-9);
+    for (int i = 0; i < r.progs[0]->ntasks; i++) {
+        const struct task *t = &r.progs[0]->tasks[i];
+        if (t->kind == TASK_COLL && t->comm == COMM_CP && t->op == COLL_ALL_GATHER) {
+            assert_int_equal(t->mcat0, MC_WORKSPACE);
+            assert_true(t->mem0 == bytes_i64(4 * kv));
+            marked++;
+        }
+    }
+    assert_int_equal(marked, 2 * 16);
+    run_release(&r);
+    cfg_free(s);
 }
 
 /* 14 layers on 4 stages: embedding and loss count as layers, so the end stages hold 3 each. */
@@ -274,6 +419,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_partition_llama3_405b),
         cmocka_unit_test(test_partition_chunks_and_errors),
+        cmocka_unit_test(test_partition_framework_rules),
+        cmocka_unit_test(test_pipeline_cp_methods),
         cmocka_unit_test(test_partition_scenario_accounts_embedding),
         cmocka_unit_test(test_pipeline_1f1b_bubble_closed_form),
         cmocka_unit_test(test_pipeline_gpipe_bubble),

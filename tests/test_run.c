@@ -160,6 +160,53 @@ static void test_memory_categories_sum(void **state)
 }
 
 /*
+ * PyTorch's two high-water marks: the reserved peak (tensors and the caching allocator's
+ * reserve, torch.cuda.max_memory_reserved) lies between the allocated peak (tensors,
+ * max_memory_allocated) and the whole peak less the CUDA context and NCCL; at the whole peak it
+ * is reached when that instant holds the most reserve; without fragmentation all three agree
+ * (the reserve is zero), and the trace's memory samples never exceed them.
+ */
+static void test_reserved_and_allocated_peaks(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < ARRAY_LEN(scenarios); i++) {
+        struct cfg_override o = { "training.memory_fragmentation", "0",
+                                  "training.memory_fragmentation=0" };
+        struct scenario *s = load(scenarios[i]);
+        struct scenario *z = cfg_load_scenario(scenarios[i], &o, 1, stderr);
+        struct sim_opts opts = { .trace = true };
+        struct run r, rz;
+        char reason[256];
+
+        assert_non_null(z);
+        assert_int_equal(run_scenario(s, &opts, &r, reason, sizeof(reason)), 0);
+        assert_int_equal(run_scenario(z, &opts, &rz, reason, sizeof(reason)), 0);
+        for (int k = 0; k < r.sim.nranks; k++) {
+            const struct rank_result *rr = &r.sim.ranks[k], *rzr = &rz.sim.ranks[k];
+            int64_t over = rr->at_peak[MC_OVERHEAD];
+
+            assert_true(rr->peak_allocated <= rr->peak_reserved);
+            assert_true(rr->peak_reserved <= rr->peak - over);
+            assert_true(rr->peak_reserved >= rr->peak - over - rr->at_peak[MC_RESERVE]);
+            for (size_t t = 0; t < rr->ntl; t++) {
+                int64_t held = 0;
+                for (int c = 0; c < MC_COUNT; c++)
+                    held += c == MC_OVERHEAD ? 0 : rr->tl[t].cur[c];
+                assert_true(held <= rr->peak_reserved);
+                assert_true(held - rr->tl[t].cur[MC_RESERVE] <= rr->peak_allocated);
+            }
+            assert_int_equal(rzr->peak_allocated, rzr->peak_reserved);
+            assert_int_equal(rzr->peak_reserved, rzr->peak - rzr->at_peak[MC_OVERHEAD]);
+        }
+        assert_true(r.peak_reserved_bytes > r.peak_allocated_bytes);
+        run_release(&r);
+        run_release(&rz);
+        cfg_free(s);
+        cfg_free(z);
+    }
+}
+
+/*
  * The trace is Chrome Trace Event JSON: a traceEvents array whose events all have ph and pid;
  * complete events carry ts and dur >= 0; there are counter events for memory.
  */
@@ -257,6 +304,7 @@ int main(void)
         cmocka_unit_test(test_json_valid_and_consistent),
         cmocka_unit_test(test_breakdown_sums_to_step),
         cmocka_unit_test(test_memory_categories_sum),
+        cmocka_unit_test(test_reserved_and_allocated_peaks),
         cmocka_unit_test(test_trace_is_chrome_trace),
         cmocka_unit_test(test_deterministic_bytes),
     };

@@ -292,6 +292,7 @@ static void test_sharding_sc21_zero3_rows_fit(void **state)
     struct csv_error err;
     struct csv_table *t = csv_read_file(DATA("tests/validation/runs.csv"), &err);
     struct hardware *hw = cfg_load_hardware(DATA("hardware/dgx-a100-80g.yaml"), stderr);
+    struct validate_profiles *vp = validate_profiles_new();
     int id, row, seen = 0;
 
     (void)state;
@@ -306,7 +307,7 @@ static void test_sharding_sc21_zero3_rows_fit(void **state)
         double layer;
         if (!strstr(csv_field(t, row, id), "zero3"))
             continue;
-        assert_int_equal(validate_row_scenario(t, row, hw, &s, reason, sizeof(reason)), 0);
+        assert_int_equal(validate_row_scenario(t, row, hw, vp, &s, reason, sizeof(reason)), 0);
         assert_int_equal(run_scenario(&s, &opts, &r, reason, sizeof(reason)), 0);
         layer = 2 * workload_params_layer(&s.model, false);
         assert_true(r.fits);
@@ -315,6 +316,7 @@ static void test_sharding_sc21_zero3_rows_fit(void **state)
         seen++;
     }
     assert_true(seen > 0); /* the file has ZeRO-3 rows, and each was checked */
+    validate_profiles_free(vp);
     cfg_free_hw(hw);
     csv_free(t);
 }
@@ -612,6 +614,62 @@ static void test_sharding_fsdp_gradient_passes(void **state)
     free_case(&fp32);
 }
 
+/* Collectives `op` on the data-parallel groups of program p. */
+static int dp_colls(const struct prog *p, int op)
+{
+    return test_count_colls(p, COMM_DP, op) + test_count_colls(p, COMM_DP_INTRA, op);
+}
+
+/*
+ * FSDP2 under pipeline parallelism (Llama 2 7B, pp 2 x dp 4, 8 micro-batches; torchtitan's
+ * reshard_after_forward false): each of a stage's 16 blocks and its root unit is gathered once
+ * a step and reduce-scattered once, after its last backward, however many micro-batches run;
+ * resharding after forward gathers a block again for every micro-batch's backward and forward;
+ * the unsharded fp32 gradient accumulators of the stage's blocks are alive at the peak.
+ * FSDP1 and ZeRO-2 are refused with pipeline parallelism.
+ */
+static void test_sharding_fsdp2_under_pipelining(void **state)
+{
+    struct sim_case keep, reshard;
+    const struct prog *p;
+    double accum;
+    FILE *diag = tmpfile();
+    struct cfg_override o[3] = {
+        { "parallelism.pp", "2", "parallelism.pp=2" },
+        { "parallelism.sharding", "fsdp", "parallelism.sharding=fsdp" },
+        { "parallelism.dp", "4", "parallelism.dp=4" },
+    };
+    char msg[1024];
+
+    (void)state;
+    run_case(&keep, "sharding_7b_8gpu", SYMMETRIC, "parallelism.pp=2", "parallelism.dp=4",
+             "parallelism.sharding=fsdp", "fsdp.version=2", "fsdp.reshard_after_forward=false",
+             "training.global_batch=32", "training.micro_batch=1", "fsdp.reduce_dtype=fp32", NULL);
+    p = keep.r.progs[0];
+    assert_int_equal(dp_colls(p, COLL_ALL_GATHER), 16 + 1);
+    assert_int_equal(dp_colls(p, COLL_REDUCE_SCATTER), 16 + 1);
+    accum = 4 * 16 * workload_params_layer(&keep.s->model, false);
+    assert_true((double)rank0(&keep)->at_peak[MC_GRADS] >= accum);
+    run_case(&reshard, "sharding_7b_8gpu", SYMMETRIC, "parallelism.pp=2", "parallelism.dp=4",
+             "parallelism.sharding=fsdp", "fsdp.version=2", "fsdp.reshard_after_forward=true",
+             "training.global_batch=32", "training.micro_batch=1", NULL);
+    p = reshard.r.progs[0];
+    assert_int_equal(dp_colls(p, COLL_REDUCE_SCATTER), 16 + 1);
+    assert_int_equal(dp_colls(p, COLL_ALL_GATHER), 16 * (8 + 1) + 1);
+    free_case(&keep);
+    free_case(&reshard);
+
+    assert_null(cfg_load_scenario(DATA("scenarios/sharding_7b_8gpu.yaml"), o, 3, diag));
+    o[1] = (struct cfg_override){ "parallelism.sharding", "zero2", "parallelism.sharding=zero2" };
+    assert_null(cfg_load_scenario(DATA("scenarios/sharding_7b_8gpu.yaml"), o, 3, diag));
+    rewind(diag);
+    msg[fread(msg, 1, sizeof(msg) - 1, diag)] = '\0';
+    assert_non_null(strstr(msg, "FSDP1 (fsdp.version 1) has no pipeline-parallel composition"));
+    assert_non_null(strstr(msg, "sharding 'zero2' cannot be combined with pp > 1 (DeepSpeed's "
+                                "pipeline engine allows ZeRO stages 0 and 1"));
+    fclose(diag);
+}
+
 /*
  * HYBRID_SHARD on 64 GPUs keeps gathers and reduce-scatters inside the node:
  * its NICs carry only the replicate all-reduce, less than FULL_SHARD's.
@@ -632,6 +690,38 @@ static void test_sharding_hsdp_less_nic(void **state)
     assert_true(rank0(&hybrid)->comm_bytes[COMM_DP] <= 0);
     free_case(&full);
     free_case(&hybrid);
+}
+
+/*
+ * HSDP with a shard-group size (fsdp.shard_group, torchtitan's data_parallel_shard_degree):
+ * 64 ranks in groups of 16 shard the model states 16 ways and all-reduce across the 4 groups;
+ * the default is the 8 peers of a node; a group of 4 runs HSDP inside one node.
+ */
+static void test_sharding_hsdp_shard_group(void **state)
+{
+    struct sim_case node, g16, one;
+    struct layout l;
+
+    (void)state;
+    run_case(&node, "sharding_7b_64gpu", SYMMETRIC, "parallelism.sharding=hsdp", NULL);
+    run_case(&g16, "sharding_7b_64gpu", SYMMETRIC, "parallelism.sharding=hsdp",
+             "fsdp.shard_group=16", NULL);
+    layout_init(&l, g16.s);
+    assert_int_equal(layout_group_size(&l, COMM_DP_INTRA), 16);
+    assert_int_equal(layout_group_size(&l, COMM_DP_INTER), 4);
+    layout_init(&l, node.s);
+    assert_int_equal(layout_group_size(&l, COMM_DP_INTRA), 8);
+    assert_true(test_rel_err((double)rank0(&node)->at_peak[MC_OPTIM],
+                             2.0 * (double)rank0(&g16)->at_peak[MC_OPTIM]) < 1e-6);
+    assert_true(rank0(&g16)->comm_bytes[COMM_DP_INTER] > 0);
+    run_case(&one, "sharding_7b_8gpu", SYMMETRIC, "parallelism.sharding=hsdp", "fsdp.shard_group=4",
+             NULL);
+    layout_init(&l, one.s);
+    assert_int_equal(layout_group_size(&l, COMM_DP_INTER), 2);
+    assert_true(rank0(&one)->comm_bytes[COMM_DP_INTER] > 0);
+    free_case(&node);
+    free_case(&g16);
+    free_case(&one);
 }
 
 /* Simulating every rank gives the symmetric answer (DESIGN.md "Scale"), for FSDP and HSDP. */
@@ -741,7 +831,9 @@ int main(void)
         cmocka_unit_test(test_sharding_fsdp_backward_prefetch),
         cmocka_unit_test(test_sharding_fsdp2_copy_out),
         cmocka_unit_test(test_sharding_fsdp_gradient_passes),
+        cmocka_unit_test(test_sharding_fsdp2_under_pipelining),
         cmocka_unit_test(test_sharding_hsdp_less_nic),
+        cmocka_unit_test(test_sharding_hsdp_shard_group),
         cmocka_unit_test(test_sharding_all_ranks_matches_symmetric),
         cmocka_unit_test(test_sharding_deterministic),
         cmocka_unit_test(test_sharding_offload_fits),

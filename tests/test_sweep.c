@@ -223,6 +223,28 @@ static void test_sweep_reference_axis_reloads(void **state)
     cfg_free(s);
 }
 
+/* A framework axis reloads the scenario too: each point binds its profile's defaults (torchtitan
+ * shards with FSDP, `other` keeps the file's DDP), and an unknown name is that point's error,
+ * naming the accepted profiles. */
+static void test_sweep_framework_axis_reloads(void **state)
+{
+    struct scenario *s = load();
+    const char *varies[] = { "training.framework=other,torchtitan,nonesuch", NULL };
+    struct sweep sw;
+    struct sweep_point *pts = run(&sw, s, varies, false, 0, 1);
+
+    (void)state;
+    assert_true(sw.axes[0].ref);
+    assert_true(pts[0].status == SP_OK || pts[0].status == SP_OOM);
+    assert_true(pts[1].status == SP_OK || pts[1].status == SP_OOM);
+    assert_true(pts[1].peak_bytes < pts[0].peak_bytes); /* FSDP shards the states */
+    assert_int_equal(pts[2].status, SP_INVALID);
+    assert_non_null(strstr(pts[2].reason, "torchtitan"));
+    free(pts);
+    sweep_release(&sw);
+    cfg_free(s);
+}
+
 /* Synthetic points with hand-computed efficiencies (sweep.h definitions). */
 static void test_sweep_efficiency_formulas(void **state)
 {
@@ -413,6 +435,7 @@ int main(void)
         cmocka_unit_test(test_sweep_weak_grows_batch),
         cmocka_unit_test(test_sweep_invalid_point_kept),
         cmocka_unit_test(test_sweep_reference_axis_reloads),
+        cmocka_unit_test(test_sweep_framework_axis_reloads),
         cmocka_unit_test(test_sweep_efficiency_formulas),
         cmocka_unit_test(test_sweep_efficiency_skips_invalid_base),
         cmocka_unit_test(test_sweep_deterministic_csv),

@@ -86,6 +86,7 @@ static int fake_predict(const struct scenario *s, struct prediction *out, char *
             out->step_time_s = v;
             out->tokens_per_s_per_gpu = v;
             out->peak_mem_bytes = v * 1024.0 * 1024 * 1024;
+            out->peak_reserved_bytes = v * 1024.0 * 1024 * 1024;
             out->capacity_bytes = 80e9;
             out->fits = f->fits;
             return 0;
@@ -196,82 +197,146 @@ static void test_validate_missing_optional_columns(void **state)
 }
 
 /*
- * Rows get the loader's derived defaults: a Megatron row (tp 2) does not overlap its
- * gradient all-reduce (overlap_grad_reduce False), a PyTorch row does, a ZeRO-3 row
- * overlaps its reductions (DeepSpeed); the accuracy columns set the FlashAttention kernels,
- * the loss implementation and the LoRA dropout, and a bad value is the row's reason.
+ * A row's framework profile fills what the row leaves empty (frameworks/NAME.yaml): Megatron-LM
+ * 2021 (the SC'21 scripts) trains in fp16 with fp16 gradients, local DDP without overlap,
+ * no gradient-accumulation fusion and no async TP all-reduce; its ddp_impl override runs
+ * PyTorch DDP, which overlaps; llm-foundry 2024-01 runs Triton flash attention, the fused loss,
+ * no dropout, FSDP with BACKWARD_POST and fp32 reduce-scatters, unless the row's
+ * fsdp_reduce_dtype says bf16 (PURE); DeepSpeed 2021 gathers ZeRO-3 parameters one by one and
+ * overlaps the reductions (stage 3's overlap_comm default); a row's own precision wins.
  */
-static void test_validate_derived_defaults_and_accuracy_columns(void **state)
+static void test_validate_framework_profiles(void **state)
 {
-    struct fake f = { .ids = { "meg", "pt", "z3" }, .measured = { 1, 1, 1 }, .n = 3, .fits = true };
+    struct fake f = { .ids = { "r" }, .measured = { 1 }, .n = 1, .fits = true };
     struct validate_report rep;
     const struct scenario *s = &f.last;
     const char *head = "id,hardware,num_gpus,layers,hidden,heads,vocab,seq_len,global_batch,tp,"
-                       "sharding,framework,attn_impl,cross_entropy,finetune,lora_dropout,metric,"
-                       "value\n";
+                       "sharding,precision,framework,framework_version,ddp_impl,"
+                       "fsdp_reduce_dtype,metric,value\n";
     char text[1024];
 
     (void)state;
     snprintf(text, sizeof(text),
-             "%smeg,fake-a100,8,4,1024,16,32000,2048,64,2,,megatron,,,,,"
+             "%sr,fake-a100,8,4,1024,16,32000,2048,64,2,,,megatron,2021,,,step_time_s,1\n", head);
+    assert_int_equal(run(text, &f, &rep, stderr), 0);
+    assert_true(rep.rows[0].ok);
+    assert_string_equal(s->fw.name, "megatron");
+    assert_string_equal(s->fw.version, "2021");
+    assert_int_equal(s->train.precision, DT_FP16);
+    assert_int_equal(s->train.grad_dtype, DT_FP16);
+    assert_int_equal(s->train.attention, ATTN_STANDARD);
+    assert_int_equal(s->ddp.impl, DDP_IMPL_MEGATRON);
+    assert_false(s->ddp.overlap);
+    assert_false(s->ddp.grad_accum_fusion);
+    assert_false(s->par.tp_async_allreduce);
+    assert_true(s->model.dropout);
+    validate_release(&rep);
+    snprintf(text, sizeof(text),
+             "%sr,fake-a100,8,4,1024,16,32000,2048,64,1,,bf16,megatron,v2.5,pytorch,,"
              "step_time_s,1\n",
              head);
     assert_int_equal(run(text, &f, &rep, stderr), 0);
     assert_true(rep.rows[0].ok);
-    assert_false(s->ddp.overlap);
-    assert_int_equal(s->train.attention_impl, ATTN_IMPL_CUDA);
-    assert_int_equal(s->train.cross_entropy, CE_FP32);
+    assert_string_equal(s->fw.version, "2021"); /* found by its alias */
+    assert_int_equal(s->train.precision, DT_BF16);
+    assert_int_equal(s->train.grad_dtype, DT_FP32); /* bf16 forces fp32 accumulation */
+    assert_int_equal(s->ddp.impl, DDP_IMPL_PYTORCH);
+    assert_true(s->ddp.overlap);
     validate_release(&rep);
     snprintf(text, sizeof(text),
-             "%spt,fake-a100,8,4,1024,16,32000,2048,64,1,fsdp,fsdp,triton,"
-             "fused,lora,0.05,step_time_s,1\n",
+             "%sr,fake-a100,8,4,1024,16,32000,2048,64,1,fsdp,,llm-foundry,,,,step_time_s,1\n",
              head);
     assert_int_equal(run(text, &f, &rep, stderr), 0);
     assert_true(rep.rows[0].ok);
-    assert_true(s->ddp.overlap);
+    assert_string_equal(s->fw.version, "2024-01"); /* empty: the current version */
     assert_int_equal(s->train.attention_impl, ATTN_IMPL_TRITON);
     assert_int_equal(s->train.cross_entropy, CE_FUSED);
-    assert_true(fabs(s->train.lora.dropout - 0.05) < 1e-15);
+    assert_false(s->model.dropout);
+    assert_int_equal(s->fsdp.backward_prefetch, BWD_PREFETCH_POST);
+    assert_int_equal(s->fsdp.reduce_dtype, DT_FP32);
+    assert_int_equal(s->fsdp.param_dtype, DT_BF16);
     validate_release(&rep);
     snprintf(text, sizeof(text),
-             "%sz3,fake-a100,8,4,1024,16,32000,2048,64,1,zero3,deepspeed,,,,"
-             ",step_time_s,1\n",
-             head);
-    assert_int_equal(run(text, &f, &rep, stderr), 0);
-    assert_true(s->zero.overlap_comm);
-    validate_release(&rep);
-    snprintf(text, sizeof(text),
-             "%sz3,fake-a100,8,4,1024,16,32000,2048,64,1,,,cudnn,,lora,1.5,"
+             "%sr,fake-a100,8,4,1024,16,32000,2048,64,1,fsdp,,llm-foundry,2024-01,,bf16,"
              "step_time_s,1\n",
              head);
     assert_int_equal(run(text, &f, &rep, stderr), 0);
-    assert_false(rep.rows[0].ok);
-    assert_string_equal(rep.rows[0].reason, "unknown attn_impl 'cudnn'");
+    assert_int_equal(s->fsdp.reduce_dtype, DT_BF16);
+    validate_release(&rep);
+    snprintf(text, sizeof(text),
+             "%sr,fake-a100,8,4,1024,16,32000,2048,64,1,zero3,,deepspeed,2021,,,step_time_s,1\n",
+             head);
+    assert_int_equal(run(text, &f, &rep, stderr), 0);
+    assert_true(rep.rows[0].ok);
+    assert_int_equal(s->zero.stage3_gather, ZERO3_GATHER_PER_PARAM_SYNC);
+    assert_true(s->zero.overlap_comm);
+    assert_int_equal(s->train.model_code, CODE_MEGATRON);
+    assert_int_equal(s->par.framework, FW_DEEPSPEED);
     validate_release(&rep);
 }
 
 /*
- * Every enumeration column takes the YAML words of its scenario key, and the software-version
- * columns (grad_accum_fusion, ddp_impl, tp_async_allreduce, fsdp_reduce_dtype, zero3_gather,
- * model_code) reach the scenario; a word the YAML key does not know is the row's error.
+ * An unknown framework or version, or a version without a framework, is the row's reason, with
+ * the accepted words; rows without a framework keep simtrain's own defaults ("other").
  */
-static void test_validate_enum_and_version_columns(void **state)
+static void test_validate_framework_errors(void **state)
+{
+    struct fake f = { .ids = { "r" }, .measured = { 1 }, .n = 1, .fits = true };
+    struct validate_report rep;
+    const char *head = "id,hardware,num_gpus,layers,hidden,heads,vocab,seq_len,global_batch,"
+                       "framework,framework_version,metric,value\n";
+    char text[1024];
+
+    (void)state;
+    snprintf(text, sizeof(text), "%sr,fake-a100,8,4,1024,16,32000,2048,64,titan,,step_time_s,1\n",
+             head);
+    assert_int_equal(run(text, &f, &rep, stderr), 0);
+    assert_false(rep.rows[0].ok);
+    assert_non_null(strstr(rep.rows[0].reason, "unknown framework 'titan'"));
+    assert_non_null(strstr(rep.rows[0].reason, "megatron"));
+    assert_non_null(strstr(rep.rows[0].reason, "torchtitan"));
+    validate_release(&rep);
+    snprintf(text, sizeof(text),
+             "%sr,fake-a100,8,4,1024,16,32000,2048,64,megatron,1999,step_time_s,1\n", head);
+    assert_int_equal(run(text, &f, &rep, stderr), 0);
+    assert_false(rep.rows[0].ok);
+    assert_string_equal(rep.rows[0].reason,
+                        "unknown version '1999' of framework 'megatron' (accepted: 2021, 2022, "
+                        "core_r0.8.0, core_v0.12.0; empty = core_v0.12.0)");
+    validate_release(&rep);
+    snprintf(text, sizeof(text), "%sr,fake-a100,8,4,1024,16,32000,2048,64,,2021,step_time_s,1\n",
+             head);
+    assert_int_equal(run(text, &f, &rep, stderr), 0);
+    assert_string_equal(rep.rows[0].reason, "framework_version '2021' needs a framework");
+    validate_release(&rep);
+    snprintf(text, sizeof(text), "%sr,fake-a100,8,4,1024,16,32000,2048,64,,,step_time_s,1\n", head);
+    assert_int_equal(run(text, &f, &rep, stderr), 0);
+    assert_true(rep.rows[0].ok);
+    assert_string_equal(f.last.fw.name, "other");
+    assert_int_equal(f.last.fw.nsettings, 0);
+    assert_true(f.last.ddp.overlap); /* PyTorch DDP: simtrain's default framework */
+    validate_release(&rep);
+}
+
+/*
+ * Every enumeration column takes the YAML words of its scenario key; a word the key does not
+ * know is the row's error.
+ */
+static void test_validate_enum_columns(void **state)
 {
     struct fake f = { .ids = { "all", "bad" }, .measured = { 1, 1 }, .n = 2, .fits = true };
     struct validate_report rep;
     const struct scenario *s = &f.last;
     const char *head =
         "id,hardware,num_gpus,layers,hidden,heads,vocab,seq_len,global_batch,ffn_act,norm,"
-        "position,recompute,attention,attn_impl,cross_entropy,precision,finetune,lora_targets,"
-        "offload,optimizer,grad_dtype,sharding,tp,framework,grad_accum_fusion,ddp_impl,"
-        "tp_async_allreduce,fsdp_reduce_dtype,zero3_gather,model_code,metric,value\n";
+        "position,recompute,attention,precision,finetune,lora_targets,offload,optimizer,"
+        "grad_dtype,sharding,tp,framework,ddp_impl,model_code,metric,value\n";
     char text[2048];
 
     (void)state;
     snprintf(text, sizeof(text),
              "%sall,fake-a100,8,4,1024,16,32000,2048,64,swiglu,layernorm,none,selective,standard,"
-             "cuda,fused,fp16,lora,q+k+down,none,sgd,fp16,none,2,megatron,0,pytorch,0,,,hf,"
-             "step_time_s,1\n",
+             "fp16,lora,q+k+down,none,sgd,fp16,none,2,,pytorch,hf,step_time_s,1\n",
              head);
     assert_int_equal(run(text, &f, &rep, stderr), 0);
     assert_true(rep.rows[0].ok);
@@ -280,43 +345,17 @@ static void test_validate_enum_and_version_columns(void **state)
     assert_int_equal(s->model.pos, POS_NONE);
     assert_int_equal(s->train.recompute, RC_SELECTIVE);
     assert_int_equal(s->train.attention, ATTN_STANDARD);
-    assert_int_equal(s->train.attention_impl, ATTN_IMPL_CUDA);
-    assert_int_equal(s->train.cross_entropy, CE_FUSED);
     assert_int_equal(s->train.precision, DT_FP16);
     assert_int_equal(s->train.finetune, FT_LORA);
     assert_int_equal(s->train.lora.targets, LORA_Q | LORA_K | LORA_DOWN);
     assert_int_equal(s->train.optimizer, OPT_SGD);
     assert_int_equal(s->train.grad_dtype, DT_FP16);
-    assert_false(s->ddp.grad_accum_fusion);
     assert_int_equal(s->ddp.impl, DDP_IMPL_PYTORCH);
-    assert_true(s->ddp.overlap); /* PyTorch DDP's default, though the framework is Megatron */
-    assert_false(s->par.tp_async_allreduce);
+    assert_true(s->ddp.overlap); /* PyTorch DDP overlaps, though tp 2 selects Megatron */
     assert_int_equal(s->train.model_code, CODE_HF);
     validate_release(&rep);
     snprintf(text, sizeof(text),
-             "%sall,fake-a100,8,4,1024,16,32000,2048,64,,,,,,,,,,,,,,fsdp,1,,,,,fp32,,,"
-             "step_time_s,1\n",
-             head);
-    assert_int_equal(run(text, &f, &rep, stderr), 0);
-    assert_true(rep.rows[0].ok);
-    assert_int_equal(s->fsdp.reduce_dtype, DT_FP32);
-    assert_int_equal(s->fsdp.param_dtype, DT_BF16);
-    assert_true(s->ddp.grad_accum_fusion);
-    assert_true(s->par.tp_async_allreduce);
-    assert_int_equal(s->zero.stage3_gather, ZERO3_GATHER_COALESCED);
-    validate_release(&rep);
-    snprintf(text, sizeof(text),
-             "%sall,fake-a100,8,4,1024,16,32000,2048,64,,,,,,,,,,,,,,zero3,,deepspeed,,,,,"
-             "per_param_sync,,step_time_s,1\n",
-             head);
-    assert_int_equal(run(text, &f, &rep, stderr), 0);
-    assert_true(rep.rows[0].ok);
-    assert_int_equal(s->zero.stage3_gather, ZERO3_GATHER_PER_PARAM_SYNC);
-    assert_false(s->zero.overlap_comm); /* the 2021 releases' default */
-    validate_release(&rep);
-    snprintf(text, sizeof(text),
-             "%sbad,fake-a100,8,4,1024,16,32000,2048,64,,,,,,,,tf32,,,,,,,,,,,,,,,step_time_s,1\n",
-             head);
+             "%sbad,fake-a100,8,4,1024,16,32000,2048,64,,,,,,tf32,,,,,,,,,,,step_time_s,1\n", head);
     assert_int_equal(run(text, &f, &rep, stderr), 0);
     assert_false(rep.rows[0].ok);
     assert_string_equal(rep.rows[0].reason, "unknown precision 'tf32'");
@@ -392,7 +431,8 @@ static void test_validate_bad_rows(void **state)
         NULL,
         "unknown hardware 'dgx-z900' (stub)",
         "layers '32.5' is not an integer >= 1",
-        "unknown metric 'mfu' (expected step_time_s, tokens_per_s_per_gpu or peak_mem_gib)",
+        "unknown metric 'mfu' (expected step_time_s, tokens_per_s_per_gpu, peak_mem_gib or "
+        "peak_reserved_gib)",
         "value '' is not a positive number",
         "duplicate id 'good1' (first on line 2)",
         "row has 4 fields, the header has 12",
@@ -431,6 +471,30 @@ static void test_validate_bad_rows(void **state)
     assert_false(rep.rows[0].ok);
     assert_non_null(strstr(rep.rows[0].reason, "does not fit: predicted peak 3.0 GiB"));
     assert_true(rep.rows[1].ok);
+    validate_release(&rep);
+}
+
+/*
+ * peak_reserved_gib (torch.cuda.max_memory_reserved, what torchtitan logs) is the predicted
+ * caching-allocator reservation, and like peak_mem_gib it is compared even when the prediction
+ * does not fit.
+ */
+static void test_validate_peak_reserved_metric(void **state)
+{
+    struct fake f = { .ids = { "res" }, .measured = { 40 }, .error_pct = { 5 }, .n = 1 };
+    struct validate_report rep;
+
+    (void)state;
+    assert_int_equal(
+        run("id,hardware,num_gpus,layers,hidden,heads,vocab,seq_len,global_batch,"
+            "framework,metric,value\n"
+            "res,fake-a100,8,32,4096,32,32000,2048,64,torchtitan,peak_reserved_gib,40\n",
+            &f, &rep, stderr),
+        0);
+    assert_true(rep.rows[0].ok);
+    assert_int_equal(rep.rows[0].metric, VM_PEAK_RESERVED);
+    assert_true(fabs(rep.rows[0].error_pct - 5) < 1e-9);
+    assert_int_equal(rep.stats[VM_PEAK_RESERVED].n, 1);
     validate_release(&rep);
 }
 
@@ -743,10 +807,12 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_validate_rfc4180_quoting),
         cmocka_unit_test(test_validate_missing_optional_columns),
-        cmocka_unit_test(test_validate_derived_defaults_and_accuracy_columns),
-        cmocka_unit_test(test_validate_enum_and_version_columns),
+        cmocka_unit_test(test_validate_framework_profiles),
+        cmocka_unit_test(test_validate_framework_errors),
+        cmocka_unit_test(test_validate_enum_columns),
         cmocka_unit_test(test_validate_block_style),
         cmocka_unit_test(test_validate_bad_rows),
+        cmocka_unit_test(test_validate_peak_reserved_metric),
         cmocka_unit_test(test_validate_missing_required_column),
         cmocka_unit_test(test_validate_statistics),
         cmocka_unit_test(test_validate_group_stats_by_prefix),

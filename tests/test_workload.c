@@ -626,6 +626,52 @@ static void test_workload_lora_dropout_keeps_copy_and_mask(void **state)
 }
 
 /*
+ * torchtitan's op save list (parallelize_llama.py L213-276 @9dec370) on a Llama layer (h 4096,
+ * 32 heads, 8 KV heads, FFN 14336, seq 4096, one sequence): between forward and backward a
+ * block keeps its input, wq's, wv's, w1's and w2's outputs (matmuls 1, 3, 5, 7), the flash
+ * attention output and its fp32 log-sum-exp; its recomputation is everything else: the
+ * norms, RoPE, SwiGLU, residuals, wk, wo and w3. Under TP 2 with sequence parallelism the two
+ * reduce-scatter outputs are kept too and the matmul outputs are the rank's shares.
+ */
+static void test_workload_torchtitan_op_sac(void **state)
+{
+    struct scenario s;
+    struct layer_cost lc;
+    double T = 4096, h = 4096, q = 4096, kv = 1024, f = 14336, p = 2;
+    sim_time redo = 0;
+
+    (void)state;
+    llama(&s, 4096, 32, 8, 14336, 32, 4096, 1, FW_PYTORCH);
+    s.train.recompute = RC_SELECTIVE;
+    s.train.selective = SEL_TORCHTITAN_OP;
+    layer_of(&s, &lc);
+    assert_rel(lc.act[RC_SELECTIVE],
+               p * T * h + p * T * q + p * T * kv + (p * T * q + 4 * T * 32) + p * T * f +
+                   p * T * h,
+               1e-12);
+    for (int i = 0; i < lc.nops; i++) {
+        const struct op *o = &lc.ops[i];
+        if (o->kind == OP_MEM)
+            redo += o->t_fwd;
+    }
+    redo += time_scale(find_op(&lc, "qkv_proj")->t_fwd, kv / (q + 2 * kv)); /* wk */
+    redo += find_op(&lc, "out_proj")->t_fwd;                                /* wo */
+    redo += time_scale(find_op(&lc, "gate_up_proj")->t_fwd, 0.5);           /* w3 */
+    assert_true(lc.recompute_selective - redo <= 2 && redo - lc.recompute_selective <= 2);
+    assert_true(lc.act[RC_SELECTIVE] < lc.act[RC_NONE]);
+    assert_true(lc.act[RC_SELECTIVE] > lc.act[RC_FULL]);
+
+    s.par.tp = 2;
+    s.par.sequence_parallel = true;
+    s.gpus = 2;
+    layer_of(&s, &lc);
+    assert_rel(lc.act[RC_SELECTIVE],
+               p * T / 2 * h + p * T * q / 2 + p * T * kv / 2 + (p * T * q / 2 + 4 * T * 16) +
+                   p * T * f / 2 + p * T * h + 2 * p * T / 2 * h,
+               1e-12);
+}
+
+/*
  * MoE token permutation (Megatron moe_utils.py): permute reads and writes the T*k routed
  * copies; unpermute weights them by the router probabilities (saving them) and scatter-adds
  * them into T tokens, (3k + 2)*T*h*p bytes; backward moves the same bytes.
@@ -677,6 +723,7 @@ int main(void)
         cmocka_unit_test(test_workload_fused_cross_entropy_keeps_16bit_logits),
         cmocka_unit_test(test_workload_triton_attention_slower),
         cmocka_unit_test(test_workload_lora_dropout_keeps_copy_and_mask),
+        cmocka_unit_test(test_workload_torchtitan_op_sac),
         cmocka_unit_test(test_workload_moe_permutation),
     };
 

@@ -24,6 +24,8 @@ static const struct subcommand subcommands[] = {
     { &cmd_plan_spec, "search the parallel layouts that fit, ranked by step time or cost",
       cmd_plan },
     { &cmd_schema_spec, "print the YAML reference (Markdown)", cmd_schema },
+    { &cmd_frameworks_spec, "list the training-framework profiles and their defaults",
+      cmd_frameworks },
 };
 
 static void usage(FILE *f, bool full)

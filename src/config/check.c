@@ -20,6 +20,7 @@
 #include "model/partition.h"
 #include "model/workload.h"
 #include "net/collective.h"
+#include "strategy/rules.h"
 
 #define PRODUCT_CAP ((int64_t)1 << 50) /* saturation of degree products */
 
@@ -86,10 +87,11 @@ void cfg_derive_defaults(struct scenario *s, unsigned given)
             s->par.sharding == SHARD_ZERO3 && s->zero.stage3_gather != ZERO3_GATHER_PER_PARAM_SYNC;
     /*
      * Megatron-LM: overlap_grad_reduce defaults to False (formulas.md §3.1); KOR22 §6.3 ran
-     * without overlapping the gradient all-reduce. PyTorch DDP always overlaps.
+     * without overlapping the gradient all-reduce. DeepSpeed's engine at ZeRO stage 0 reduces
+     * after backward (strategy/rules.c rules_deepspeed_engine_ddp). PyTorch DDP always overlaps.
      */
     if (!(given & GIVEN_DDP_OVERLAP))
-        s->ddp.overlap = !scenario_megatron_ddp(s);
+        s->ddp.overlap = !scenario_megatron_ddp(s) && !rules_deepspeed_engine_ddp(s);
 }
 
 /* ---- model --------------------------------------------------------------------------------- */
@@ -279,7 +281,7 @@ static int check_model_split(struct scenario *s, struct cfg_error *err)
                                               : "parallelism.last_stage_layers",
                     "first_stage_layers and last_stage_layers need pp > 1");
     if (p->first_stage_layers == 0 && p->last_stage_layers == 0 && m->layers % stages &&
-        (p->pp == 1 || (m->layers + 2) % stages)) {
+        (p->pp == 1 || (p->pp_split == SPLIT_AUTO && (m->layers + 2) % stages))) {
         if (p->vpp > 1)
             return fail(err, "parallelism.pp",
                         "pp * vpp (%d * %d = %lld) divides neither layers (%d) nor layers + 2 "
@@ -297,9 +299,10 @@ static int check_model_split(struct scenario *s, struct cfg_error *err)
         char why[160];
         if (pp_check(s, why, sizeof(why)) != 0)
             return fail(err,
-                        p->first_stage_layers > 0  ? "parallelism.first_stage_layers"
-                        : p->last_stage_layers > 0 ? "parallelism.last_stage_layers"
-                                                   : "parallelism.pp",
+                        p->first_stage_layers > 0   ? "parallelism.first_stage_layers"
+                        : p->last_stage_layers > 0  ? "parallelism.last_stage_layers"
+                        : p->pp_split != SPLIT_AUTO ? "parallelism.pp_split"
+                                                    : "parallelism.pp",
                         "%s", why);
     }
     if (p->vpp > 1 && p->schedule == SCHED_1F1B)
@@ -386,11 +389,36 @@ static int check_memory_features(struct scenario *s, struct cfg_error *err)
     const struct training *t = &s->train;
     enum sharding sh = p->sharding;
 
-    if (shards_grads(sh) && p->pp > 1)
-        return fail(err, "parallelism.sharding", "sharding '%s' cannot be combined with pp > 1",
-                    sharding_name(sh));
-    if (sh == SHARD_HSDP && s->nodes < 2)
-        return fail(err, "parallelism.sharding", "sharding 'hsdp' needs more than one node");
+    if (shards_grads(sh) && p->pp > 1) {
+        bool fsdp = sh == SHARD_FSDP || sh == SHARD_FSDP_GRAD_OP || sh == SHARD_HSDP;
+
+        /* torch.distributed.pipelining drives FSDP2 modules only (stage.py
+           backward_maybe_with_nosync: FSDPModule); DeepSpeed's PipelineEngine asserts
+           zero_optimization_stage() < 2 (deepspeed/runtime/pipe/engine.py L78 @v0.16.0). */
+        if (fsdp && s->fsdp.version == 1)
+            return fail(err, "parallelism.sharding",
+                        "FSDP1 (fsdp.version 1) has no pipeline-parallel composition; with pp > 1 "
+                        "FSDP is FSDP2 under torch.distributed.pipelining (fsdp.version 2, as "
+                        "torchtitan)");
+        if (!fsdp)
+            return fail(err, "parallelism.sharding",
+                        "sharding '%s' cannot be combined with pp > 1 (DeepSpeed's pipeline "
+                        "engine allows ZeRO stages 0 and 1; PyTorch shards gradients under "
+                        "pipelining with FSDP2: sharding fsdp, fsdp.version 2)",
+                        sharding_name(sh));
+    }
+    if (s->fsdp.shard_group < 0)
+        return fail(err, "fsdp.shard_group", "shard_group (%d) must not be negative",
+                    s->fsdp.shard_group);
+    if (s->fsdp.shard_group > 0 && sh != SHARD_HSDP)
+        return fail(err, "fsdp.shard_group", "fsdp.shard_group needs sharding 'hsdp'");
+    if (s->fsdp.shard_group > 0 && (s->fsdp.shard_group > p->dp || p->dp % s->fsdp.shard_group))
+        return fail(err, "fsdp.shard_group", "fsdp.shard_group (%d) does not divide dp (%d)",
+                    s->fsdp.shard_group, p->dp);
+    if (sh == SHARD_HSDP && s->nodes < 2 && s->fsdp.shard_group == 0)
+        return fail(err, "parallelism.sharding",
+                    "sharding 'hsdp' needs more than one node (or fsdp.shard_group below the "
+                    "node's data-parallel ranks)");
     if (sh == SHARD_HSDP) {
         /* The shard group is the data-parallel peers on one node (layout.c); the replicate
            group takes one of each, so the shard group must divide dp (PyTorch's 2-D device
@@ -416,6 +444,20 @@ static int check_memory_features(struct scenario *s, struct cfg_error *err)
                     t->recompute_layers);
     if (t->recompute_layers > 0 && t->recompute != RC_FULL)
         return fail(err, "training.recompute_layers", "recompute_layers needs recompute 'full'");
+    if ((t->recompute_every > 0 || t->recompute_fraction < 1) &&
+        !(t->recompute == RC_FULL || (t->recompute == RC_SELECTIVE && t->selective == SEL_BLOCKS)))
+        return fail(err,
+                    t->recompute_every > 0 ? "training.recompute_every"
+                                           : "training.recompute_fraction",
+                    "recompute_every and recompute_fraction choose whole blocks: they need "
+                    "recompute 'full', or 'selective' with selective_policy 'blocks'");
+    if ((t->recompute_every > 0 || t->recompute_fraction < 1) && t->recompute_layers > 0)
+        return fail(err, "training.recompute_layers",
+                    "recompute_layers cannot be combined with recompute_every or "
+                    "recompute_fraction");
+    if (t->recompute_every > 0 && t->recompute_fraction < 1)
+        return fail(err, "training.recompute_fraction",
+                    "recompute_fraction cannot be combined with recompute_every");
     if (t->recompute_layers > s->model.layers / p->pp)
         return fail(err, "training.recompute_layers",
                     "recompute_layers (%d) exceeds the layers per pipeline stage (%d)",

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/profile.h"
 #include "config/schema.h"
 
 #define SET_PREFIX "--set "
@@ -298,6 +299,66 @@ static const struct yt_node *inline_key(const struct yt_node *scen, const char *
     return !path && p ? p->key : NULL;
 }
 
+/* Does the dotted path exist, with a value, under mapping root? */
+static bool has_path(const struct yt_node *root, const char *path)
+{
+    const struct yt_node *node = root;
+    const char *p = path;
+
+    while (node && node->kind == YT_MAP) {
+        const char *dot = strchr(p, '.');
+        size_t n = dot ? (size_t)(dot - p) : strlen(p);
+        const struct yt_node *next = NULL;
+
+        for (size_t i = 0; i < node->count; i++)
+            if (node->pairs[i].key->len == n && memcmp(node->pairs[i].key->text, p, n) == 0)
+                next = node->pairs[i].value;
+        if (!next)
+            return false;
+        if (!dot)
+            return !yt_is_null(next);
+        node = next;
+        p = dot + 1;
+    }
+    return false;
+}
+
+/* Does the scenario (its file, its hardware or workload, or --set) give `key` itself? */
+static bool tree_given(const char *key, const void *ctx)
+{
+    const struct cfg_source *src = ctx;
+
+    if (strncmp(key, "workload.", 9) == 0)
+        return has_path(src->model, key + 9);
+    if (strncmp(key, "hardware.", 9) == 0)
+        return has_path(src->hw, key + 9);
+    return has_path(src->scen, key);
+}
+
+/*
+ * training.framework's profile: selected (errors at the keys), bound to what the scenario
+ * gives, applied with the derived defaults after it (profile.h). 0 or -1.
+ */
+static int apply_profile(struct schema_ctx *c, const struct cfg_source *src, struct scenario *s)
+{
+    const char *name = s->train.framework, *version = s->train.framework_version;
+
+    if (!name || !*name) {
+        if (version && *version) {
+            schema_error(c, locate(src->scen, "training.framework_version", NULL),
+                         "framework_version needs training.framework");
+            return -1;
+        }
+        profile_none(&s->fw);
+    } else if (profile_select(c, name, version, locate(src->scen, "training.framework", NULL),
+                              locate(src->scen, "training.framework_version", NULL), &s->fw)) {
+        return -1;
+    }
+    profile_bind(s, tree_given, src);
+    profile_apply(s);
+    return 0;
+}
+
 struct scenario *cfg_load_scenario_mem(const char *path, const char *text, size_t len,
                                        const struct cfg_override *ovr, int novr, FILE *diag)
 {
@@ -343,7 +404,8 @@ struct scenario *cfg_load_scenario_mem(const char *path, const char *text, size_
         s->name = cfg_stem(&src->arena, path);
     if (!s->description)
         s->description = "";
-    cfg_derive_defaults(s, c.given);
+    if (apply_profile(&c, src, s))
+        goto fail;
     if (scenario_finalize(s, &err)) {
         cfg_report_error(s, &err, diag);
         goto fail;
@@ -405,6 +467,14 @@ void cfg_report_error(const struct scenario *s, const struct cfg_error *err, FIL
         p += 9;
     }
     diag_error(diag, locate(root, p, fallback), "%s", err->msg);
+    {
+        const struct fw_setting *st = profile_applied(s, err->path);
+
+        if (st)
+            diag_note(diag, (struct diag_mark){ NULL, 0, 0 },
+                      "%s = %s is the default of framework %s %s (%s); set it in the scenario",
+                      st->key, st->value, s->fw.name, s->fw.version, st->source);
+    }
 }
 
 /* ---- standalone hardware and workloads ------------------------------------------------------- */

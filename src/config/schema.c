@@ -57,6 +57,26 @@ static const struct enum_name recompute_names[] = {
     { "full", RC_FULL },
     { NULL, 0 },
 };
+static const struct enum_name selective_names[] = {
+    { "attention_core", SEL_ATTN_CORE },
+    { "torchtitan_op", SEL_TORCHTITAN_OP },
+    { "blocks", SEL_BLOCKS },
+    { NULL, 0 },
+};
+static const struct enum_name pp_split_names[] = {
+    { "auto", SPLIT_AUTO },
+    { "even", SPLIT_EVEN },
+    { "megatron", SPLIT_MEGATRON },
+    { "torchtitan", SPLIT_TORCHTITAN },
+    { "torchtitan_weighted", SPLIT_TORCHTITAN_W },
+    { NULL, 0 },
+};
+static const struct enum_name cp_method_names[] = {
+    { "p2p", CP_P2P },
+    { "allgather", CP_ALLGATHER },
+    { "alltoall", CP_ALLTOALL },
+    { NULL, 0 },
+};
 static const struct enum_name attention_names[] = {
     { "flash", ATTN_FLASH },
     { "standard", ATTN_STANDARD },
@@ -484,6 +504,20 @@ static const struct field training_rows[] = {
     { NUM("memory_fragmentation", struct training, fragmentation, 0, 0.9, "0.15"),
       .flags = F_ZERO_OK,
       .doc = "share of the allocator's reserve for the step's tensors that no request can use" },
+    /* ---- framework profiles (frameworks/NAME.yaml, docs/frameworks.md) ---- */
+    { STR("framework", struct training, framework), .def_doc = "other",
+      .doc = "training software whose defaults apply: a profile in frameworks/ (simtrain "
+             "frameworks)" },
+    { STR("framework_version", struct training, framework_version),
+      .def_doc = "the profile's current version", .doc = "release of that software" },
+    { ENUM("selective_policy", struct training, selective, selective_names, "attention_core"),
+      .doc = "what recompute selective recomputes: attention_core (Megatron), torchtitan_op "
+             "(its per-op save list), blocks (whole blocks: recompute_every, recompute_fraction)" },
+    { INT("recompute_every", struct training, recompute_every, 0, "0"), .flags = F_ZERO_OK,
+      .doc = "whole-block recompute: only blocks whose 1-based index is a multiple of k "
+             "(torchtitan's layer mode); 0 = every block" },
+    { NUM("recompute_fraction", struct training, recompute_fraction, 0, 1, "1"),
+      .doc = "whole-block recompute: this fraction of the blocks, evenly spaced (fms-fsdp)" },
 };
 static const struct section training_section = SECTION("training", training_rows, 0);
 
@@ -513,6 +547,14 @@ static const struct field parallelism_rows[] = {
       .doc = "layers on the first pipeline stage; 0 = even split" },
     { INT("last_stage_layers", struct parallelism, last_stage_layers, 0, "0"), .flags = F_ZERO_OK,
       .doc = "layers on the last pipeline stage; 0 = even split" },
+    /* ---- framework profiles: the stacks' pipeline splits (model/partition.c) ---- */
+    { ENUM("pp_split", struct parallelism, pp_split, pp_split_names, "auto"),
+      .doc = "layers over stages without first/last_stage_layers: auto (even, else embedding and "
+             "loss as a layer each), even, megatron, torchtitan, torchtitan_weighted" },
+    /* ---- framework profiles: context-parallel attention (strategy/layer.c) ---- */
+    { ENUM("cp_method", struct parallelism, cp_method, cp_method_names, "p2p"),
+      .doc = "context-parallel attention: p2p (Transformer Engine's ring), allgather or alltoall "
+             "(torchtitan's rotate methods)" },
     { BOOL("tp_comm_overlap", struct parallelism, tp_comm_overlap, "false"),
       .doc = "overlap TP communication with compute" },
     /* Megatron-LM async_tensor_model_parallel_allreduce (on since late 2021; off with
@@ -534,7 +576,8 @@ static const struct field ddp_rows[] = {
     /* Megatron's overlap_grad_reduce defaults to False (formulas.md §3.1, [MEG
      * distributed_data_parallel_config.py]); PyTorch DDP always overlaps. */
     { BOOL("overlap", struct ddp_cfg, overlap, "true"), .given = GIVEN_DDP_OVERLAP,
-      .def_doc = "false for megatron, else true", .doc = "all-reduce buckets during backward" },
+      .def_doc = "false for megatron and deepspeed (stage 0), else true",
+      .doc = "all-reduce buckets during backward" },
     /* Megatron-LM --gradient-accumulation-fusion (on by default; apex
      * fused_weight_gradient_mlp_cuda): the weight-gradient GEMM adds into the
      * main_grad buffer. Without it DistributedDataParallel's param_hook runs
@@ -602,6 +645,10 @@ static const struct field fsdp_rows[] = {
     { ENUM("buffer_dtype", struct fsdp_cfg, buffer_dtype, grad_dtype_names, "bf16"),
       .given = GIVEN_BUFFER_DTYPE, .def_doc = "training.precision (bf16 for fp8)",
       .doc = "MixedPrecision.buffer_dtype" },
+    /* ---- framework profiles: HSDP's shard group (torchtitan, fms-fsdp, Accelerate) ---- */
+    { INT("shard_group", struct fsdp_cfg, shard_group, 0, "0"), .flags = F_ZERO_OK,
+      .doc = "hsdp: data-parallel ranks per shard group (a divisor of dp); 0 = the "
+             "data-parallel peers of one node" },
 };
 static const struct section fsdp_section = SECTION("fsdp", fsdp_rows, 0);
 

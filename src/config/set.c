@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "config/profile.h"
 #include "config/schema.h"
 
 static bool is(const char *key, const char *name)
@@ -38,7 +39,9 @@ static void rederive(struct scenario *s, const char *key, unsigned given)
     if ((is(key, "workload.ffn_hidden") || is(key, "workload.hidden")) &&
         !(given & GIVEN_MOE_FFN_HIDDEN))
         s->model.moe.ffn_hidden = 0;
-    cfg_derive_defaults(s, given);
+    /* The profile's rules follow the new value (torchtitan's reshard rule with pp), then the
+       derived defaults. */
+    profile_apply(s);
 }
 
 int cfg_set(struct scenario *s, const char *key, const char *value, struct cfg_error *err)
@@ -57,8 +60,9 @@ int cfg_set(struct scenario *s, const char *key, const char *value, struct cfg_e
     f = schema_lookup(key, &base_off, &bad_at, &bad_len, err->msg, sizeof(err->msg));
     if (!f)
         return -1;
-    if (f->type == FT_REF) {
-        snprintf(err->msg, sizeof(err->msg), "'%s' cannot be changed after loading", key);
+    if (f->type == FT_REF || strncmp(key, "training.framework", 18) == 0) {
+        snprintf(err->msg, sizeof(err->msg), "'%s' cannot be changed after loading%s", key,
+                 f->type == FT_REF ? "" : ": make one scenario per framework");
         return -1;
     }
     arena_init(&tmp);
@@ -80,6 +84,7 @@ int cfg_set(struct scenario *s, const char *key, const char *value, struct cfg_e
         return -1;
     /* The key just set counts as given: its own derived default must not overwrite it. */
     copy.given = given | f->given;
+    profile_override(&copy, key);
     rederive(&copy, key, copy.given);
     *s = copy;
     return 0;

@@ -2,7 +2,11 @@
  * memtrack.c - the memory tracker (sim_internal.h): per rank, the bytes held per category
  * (rank_result.cur), their sum, the peak with each category's share at that moment, and the
  * caching allocator's reserve (MC_RESERVE), which follows the tensors allocated and freed
- * within the step. Tasks' memory marks (prog.h) feed it when they start and end.
+ * within the step. Tasks' memory marks (prog.h) feed it when they start and end. Beside the
+ * peak of everything it keeps the two high-water marks PyTorch reports: allocated (tensors:
+ * torch.cuda.max_memory_allocated) and reserved (tensors and the allocator's reserve,
+ * torch.cuda.max_memory_reserved, what torchtitan logs), both without MC_OVERHEAD, the CUDA
+ * context and NCCL's buffers outside the caching allocator.
  */
 #include <math.h>
 #include <string.h>
@@ -57,6 +61,14 @@ void memtrack_apply(struct sim *sm, int ri, int cat, int64_t delta, const int64_
         rr->cur[MC_RESERVE] = reserve;
     }
     total = r->mem += delta;
+    {
+        int64_t held = total - rr->cur[MC_OVERHEAD]; /* the caching allocator's */
+
+        if (held > rr->peak_reserved)
+            rr->peak_reserved = held;
+        if (held - rr->cur[MC_RESERVE] > rr->peak_allocated)
+            rr->peak_allocated = held - rr->cur[MC_RESERVE];
+    }
     if (total > rr->peak) {
         rr->peak = total;
         rr->peak_t = sm->eng.now;

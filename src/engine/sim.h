@@ -82,6 +82,9 @@ struct rank_result {
     int64_t mod_cur[MM_COUNT];     /* bytes per model module now (attributed marks, prog.h) */
     int64_t mod_at_peak[MM_COUNT]; /* per-module bytes at the peak: activations and logits */
     int64_t reserve_short;         /* most allocator reserve the GPU had no room for (sim.c) */
+    int64_t peak_allocated;        /* most bytes in tensors at once (max_memory_allocated) */
+    int64_t peak_reserved;         /* most bytes the caching allocator held (max_memory_reserved):
+                                      tensors and reserve, without the CUDA context and NCCL */
     int64_t cur[MC_COUNT];         /* bytes per category at the end of the step */
     struct mem_sample *tl;         /* memory timeline (trace mode) */
     size_t ntl, cap_tl;

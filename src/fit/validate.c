@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/profile.h"
 #include "config/schema.h"
 #include "fit/fit.h"
 
@@ -54,6 +55,7 @@ enum col {
     C_PRECISION,
     C_ATTENTION,
     C_FRAMEWORK,
+    C_FRAMEWORK_VERSION,
     C_METRIC,
     C_VALUE,
     C_NORM,
@@ -71,14 +73,9 @@ enum col {
     C_MASTER_WEIGHTS,
     C_GRAD_DTYPE,
     C_OVERHEAD,
-    C_ATTN_IMPL,
     C_LORA_DROPOUT,
-    C_CROSS_ENTROPY,
-    C_GRAD_ACCUM_FUSION,
     C_DDP_IMPL,
-    C_TP_ASYNC,
     C_FSDP_REDUCE_DTYPE,
-    C_ZERO3_GATHER,
     C_MODEL_CODE,
     C_FRAGMENTATION,
     C_COUNT
@@ -116,6 +113,7 @@ static const struct {
     [C_PRECISION] = { "precision", false },
     [C_ATTENTION] = { "attention", false },
     [C_FRAMEWORK] = { "framework", false },
+    [C_FRAMEWORK_VERSION] = { "framework_version", false },
     [C_METRIC] = { "metric", true },
     [C_VALUE] = { "value", true },
     [C_NORM] = { "norm", false },
@@ -145,34 +143,25 @@ static const struct {
     [C_GRAD_DTYPE] = { "grad_dtype", false },
     [C_OVERHEAD] = { "memory_overhead_gib", false },
     /*
-     * Accuracy columns (docs/validation.md): attn_impl (cuda | triton: the
-     * FlashAttention kernels, training.attention_impl) and lora_dropout (the
-     * adapter dropout probability, training.lora.dropout) and cross_entropy
-     * (fp32 | fused: training.cross_entropy) and grad_accum_fusion (0 | 1:
-     * ddp.grad_accum_fusion, Megatron's fused weight-gradient accumulation)
-     * and ddp_impl (megatron | pytorch: ddp.impl, Megatron's --DDP-impl) and
-     * tp_async_allreduce (0 | 1: parallelism.tp_async_allreduce) and
-     * fsdp_reduce_dtype (fp32 | bf16 | fp16: fsdp.reduce_dtype; empty = the
-     * precision, as the loader derives it) and zero3_gather (coalesced |
-     * per_param_sync: zero.stage3_gather, DeepSpeed's 2021 ZeRO-3 path) and
-     * model_code (megatron | hf | litgpt: training.model_code; empty = auto).
+     * Overrides a source states for its row where the row's framework profile would set
+     * something else (tests/validation/README.md, "Override columns"): lora_dropout (the
+     * adapter dropout probability, training.lora.dropout), ddp_impl (megatron | pytorch:
+     * ddp.impl, Megatron's --DDP-impl per model in the SC'21 scripts), fsdp_reduce_dtype (fp32
+     * | bf16 | fp16: fsdp.reduce_dtype, llm-foundry's mixed-precision mode per table row) and
+     * model_code (megatron | hf | litgpt: training.model_code). Everything else a framework
+     * decides comes from its profile (frameworks/, config/profile.h).
      */
-    [C_ATTN_IMPL] = { "attn_impl", false },
     [C_LORA_DROPOUT] = { "lora_dropout", false },
-    [C_CROSS_ENTROPY] = { "cross_entropy", false },
-    [C_GRAD_ACCUM_FUSION] = { "grad_accum_fusion", false },
     [C_DDP_IMPL] = { "ddp_impl", false },
-    [C_TP_ASYNC] = { "tp_async_allreduce", false },
     [C_FSDP_REDUCE_DTYPE] = { "fsdp_reduce_dtype", false },
-    [C_ZERO3_GATHER] = { "zero3_gather", false },
     [C_MODEL_CODE] = { "model_code", false },
     [C_FRAGMENTATION] = { "memory_fragmentation", false },
 };
 
 const char *validate_metric_name(enum validate_metric m)
 {
-    static const char *const n[VM_COUNT] = { "step_time_s", "tokens_per_s_per_gpu",
-                                             "peak_mem_gib" };
+    static const char *const n[VM_COUNT] = { "step_time_s", "tokens_per_s_per_gpu", "peak_mem_gib",
+                                             "peak_reserved_gib" };
     return (unsigned)m < VM_COUNT ? n[m] : "?";
 }
 
@@ -294,30 +283,6 @@ static int get_number(struct rowctx *rc, enum col c, double lo, double hi, const
     return 0;
 }
 
-/* The runs format's framework words; "other" and empty leave the simulator's choice (auto). */
-static int get_framework(struct rowctx *rc, enum framework *fw)
-{
-    static const struct {
-        const char *name;
-        enum framework fw;
-    } map[] = {
-        { "megatron", FW_MEGATRON }, { "nemo", FW_MEGATRON },      { "deepspeed", FW_DEEPSPEED },
-        { "fsdp", FW_PYTORCH },      { "torchtitan", FW_PYTORCH }, { "pytorch", FW_PYTORCH },
-        { "other", FW_AUTO },        { "auto", FW_AUTO },
-    };
-    const char *s = field(rc, C_FRAMEWORK);
-
-    *fw = FW_AUTO;
-    if (!*s)
-        return 0;
-    for (size_t i = 0; i < ARRAY_LEN(map); i++)
-        if (!strcmp(s, map[i].name)) {
-            *fw = map[i].fw;
-            return 0;
-        }
-    return bad(rc, "unknown framework '%s'", s);
-}
-
 /* LoRA targets as `q+k+v+o+gate+up+down` (the YAML words), or `all` (empty: the scenario
  * default, q+v). */
 static int get_targets(struct rowctx *rc, unsigned *out)
@@ -415,22 +380,18 @@ static int fill_model(struct rowctx *rc, struct model *m, int seq_len)
 static int fill_training(struct rowctx *rc, struct scenario *s)
 {
     struct training *tr = &s->train;
-    int rec, attn, prec, impl, ce, code;
+    int rec, attn, prec, code;
 
     if (get_int(rc, C_SEQ_LEN, 0, 1, &tr->seq_len) ||
         get_int(rc, C_GLOBAL_BATCH, 0, 1, &tr->global_batch) ||
         get_int(rc, C_MICRO_BATCH, 1, 1, &tr->micro_batch) ||
         get_enum(rc, C_RECOMPUTE, "training.recompute", RC_NONE, &rec) ||
         get_enum(rc, C_ATTENTION, "training.attention", ATTN_FLASH, &attn) ||
-        get_enum(rc, C_ATTN_IMPL, "training.attention_impl", ATTN_IMPL_CUDA, &impl) ||
-        get_enum(rc, C_CROSS_ENTROPY, "training.cross_entropy", CE_FP32, &ce) ||
         get_enum(rc, C_MODEL_CODE, "training.model_code", CODE_AUTO, &code) ||
         get_enum(rc, C_PRECISION, "training.precision", DT_BF16, &prec))
         return -1;
     tr->recompute = (enum recompute)rec;
     tr->attention = (enum attn_kind)attn;
-    tr->attention_impl = (enum attn_impl)impl;
-    tr->cross_entropy = (enum cross_entropy)ce;
     tr->model_code = (enum model_code)code;
     tr->precision = (enum dtype)prec;
     return fill_memory(rc, tr);
@@ -439,32 +400,155 @@ static int fill_training(struct rowctx *rc, struct scenario *s)
 static int fill_parallel(struct rowctx *rc, struct scenario *s)
 {
     struct parallelism *p = &s->par;
-    int sh, impl, gather;
+    int sh, impl;
 
     if (get_int(rc, C_DP, 0, 1, &p->dp) || get_int(rc, C_TP, 1, 1, &p->tp) ||
         get_int(rc, C_PP, 1, 1, &p->pp) || get_int(rc, C_VPP, 1, 1, &p->vpp) ||
         get_int(rc, C_CP, 1, 1, &p->cp) || get_int(rc, C_EP, 1, 1, &p->ep) ||
         get_bool(rc, C_SEQUENCE_PARALLEL, false, &p->sequence_parallel) ||
-        get_bool(rc, C_GRAD_ACCUM_FUSION, true, &s->ddp.grad_accum_fusion) ||
-        get_bool(rc, C_TP_ASYNC, true, &p->tp_async_allreduce) ||
         get_enum(rc, C_DDP_IMPL, "ddp.impl", DDP_IMPL_AUTO, &impl) ||
-        get_enum(rc, C_ZERO3_GATHER, "zero.stage3_gather", ZERO3_GATHER_COALESCED, &gather) ||
-        get_enum(rc, C_SHARDING, "parallelism.sharding", SHARD_NONE, &sh) ||
-        get_framework(rc, &p->framework))
+        get_enum(rc, C_SHARDING, "parallelism.sharding", SHARD_NONE, &sh))
         return -1;
     p->sharding = (enum sharding)sh;
     s->ddp.impl = (enum ddp_impl)impl;
-    s->zero.stage3_gather = (enum zero3_gather)gather;
+    if (*field(rc, C_FSDP_REDUCE_DTYPE)) {
+        int rd;
+        if (get_enum(rc, C_FSDP_REDUCE_DTYPE, "fsdp.reduce_dtype", DT_FP32, &rd))
+            return -1;
+        s->fsdp.reduce_dtype = (enum dtype)rd;
+    }
+    return 0;
+}
+
+/* The scenario key each column sets: a non-empty one overrides the framework's profile. */
+static const char *const column_key[C_COUNT] = {
+    [C_KV_HEADS] = "workload.kv_heads",
+    [C_FFN_HIDDEN] = "workload.ffn_hidden",
+    [C_MICRO_BATCH] = "training.micro_batch",
+    [C_DP] = "parallelism.dp",
+    [C_TP] = "parallelism.tp",
+    [C_PP] = "parallelism.pp",
+    [C_VPP] = "parallelism.vpp",
+    [C_CP] = "parallelism.cp",
+    [C_EP] = "parallelism.ep",
+    [C_SHARDING] = "parallelism.sharding",
+    [C_SEQUENCE_PARALLEL] = "parallelism.sequence_parallel",
+    [C_RECOMPUTE] = "training.recompute",
+    [C_PRECISION] = "training.precision",
+    [C_ATTENTION] = "training.attention",
+    [C_NORM] = "workload.norm",
+    [C_POSITION] = "workload.position",
+    [C_BIAS] = "workload.bias",
+    [C_DROPOUT] = "workload.dropout",
+    [C_TIED] = "workload.tied_embeddings",
+    [C_FINETUNE] = "training.finetune",
+    [C_LORA_RANK] = "training.lora.rank",
+    [C_LORA_TARGETS] = "training.lora.targets",
+    [C_LORA_DOUBLE_QUANT] = "training.lora.double_quant",
+    [C_LORA_PAGED] = "training.lora.paged_optimizer",
+    [C_OFFLOAD] = "training.offload",
+    [C_OPTIMIZER] = "training.optimizer",
+    [C_MASTER_WEIGHTS] = "training.master_weights",
+    [C_GRAD_DTYPE] = "training.grad_dtype",
+    [C_OVERHEAD] = "training.memory_overhead",
+    [C_LORA_DROPOUT] = "training.lora.dropout",
+    [C_DDP_IMPL] = "ddp.impl",
+    [C_FSDP_REDUCE_DTYPE] = "fsdp.reduce_dtype",
+    [C_MODEL_CODE] = "training.model_code",
+    [C_FRAGMENTATION] = "training.memory_fragmentation",
+};
+
+/* Does the row state `key` itself (a non-empty column that sets it)? */
+static bool row_given(const char *key, const void *ctx)
+{
+    const struct rowctx *rc = ctx;
+
+    for (int c = 0; c < C_COUNT; c++)
+        if (column_key[c] && !strcmp(column_key[c], key) && *field(rc, (enum col)c))
+            return true;
+    return false;
+}
+
+/* ---- framework profiles --------------------------------------------------------- */
+
+struct profile_entry {
+    char *name, *version; /* as the rows spell them */
+    struct fw_state fw;   /* valid when ok */
+    bool ok;
+    char reason[256];
+};
+
+struct validate_profiles {
+    struct arena arena; /* the profiles' strings and settings */
+    struct profile_entry *e;
+    int n;
+};
+
+struct validate_profiles *validate_profiles_new(void)
+{
+    struct validate_profiles *vp = xcalloc(1, sizeof(*vp));
+
+    arena_init(&vp->arena);
+    return vp;
+}
+
+void validate_profiles_free(struct validate_profiles *vp)
+{
+    if (!vp)
+        return;
+    for (int i = 0; i < vp->n; i++) {
+        free(vp->e[i].name);
+        free(vp->e[i].version);
+    }
+    free(vp->e);
+    arena_release(&vp->arena);
+    free(vp);
+}
+
+/* The row's framework profile, loaded once per (framework, framework_version) of the table. */
+static int row_profile(struct rowctx *rc, struct validate_profiles *vp, struct fw_state *fw)
+{
+    const char *name = field(rc, C_FRAMEWORK), *version = field(rc, C_FRAMEWORK_VERSION);
+    struct profile_entry *e = NULL;
+
+    if (!*name && *version)
+        return bad(rc, "framework_version '%s' needs a framework", version);
+    if (!*name || !strcmp(name, "other")) {
+        if (!*version) {
+            profile_none(fw);
+            return 0;
+        }
+        name = "other";
+    }
+    for (int i = 0; i < vp->n && !e; i++)
+        if (!strcmp(vp->e[i].name, name) && !strcmp(vp->e[i].version, version))
+            e = &vp->e[i];
+    if (!e) {
+        struct schema_ctx c = { .a = &vp->arena };
+        struct diag_mark none = { NULL, 0, 0 };
+
+        vp->e = xrealloc(vp->e, sizeof(*vp->e) * (size_t)(vp->n + 1));
+        e = &vp->e[vp->n++];
+        memset(e, 0, sizeof(*e));
+        e->name = xstrdup(name);
+        e->version = xstrdup(version);
+        c.msg = e->reason;
+        c.msglen = sizeof(e->reason);
+        e->ok = profile_select(&c, name, version, none, none, &e->fw) == 0;
+    }
+    if (!e->ok)
+        return bad(rc, "%s", e->reason);
+    *fw = e->fw;
     return 0;
 }
 
 int validate_row_scenario(const struct csv_table *t, int row, const struct hardware *hw,
-                          struct scenario *s, char *reason, size_t reason_len)
+                          struct validate_profiles *vp, struct scenario *s, char *reason,
+                          size_t reason_len)
 {
     struct rowctx rc = { .t = t, .row = row, .reason = reason, .reason_len = reason_len };
     struct cfg_error err;
     int gpus, gpn = hw->gpus_per_node > 0 ? hw->gpus_per_node : 1;
-    unsigned given = 0;
 
     find_columns(t, rc.col);
     scenario_defaults(s);
@@ -473,20 +557,16 @@ int validate_row_scenario(const struct csv_table *t, int row, const struct hardw
     s->description = field(&rc, C_SOURCE);
     s->hw = *hw;
     if (get_int(&rc, C_NUM_GPUS, 0, 1, &gpus) || fill_training(&rc, s) ||
-        fill_model(&rc, &s->model, s->train.seq_len) || fill_parallel(&rc, s))
+        fill_model(&rc, &s->model, s->train.seq_len) || fill_parallel(&rc, s) ||
+        row_profile(&rc, vp, &s->fw))
         return -1;
     s->gpus = gpus;
     s->nodes = (gpus + gpn - 1) / gpn;
-    /* The loader's derived defaults (framework-dependent overlap, FSDP dtypes) for what the
-     * row leaves empty. */
-    if (*field(&rc, C_FSDP_REDUCE_DTYPE)) {
-        int rd;
-        if (get_enum(&rc, C_FSDP_REDUCE_DTYPE, "fsdp.reduce_dtype", DT_FP32, &rd))
-            return -1;
-        s->fsdp.reduce_dtype = (enum dtype)rd;
-        given |= GIVEN_REDUCE_DTYPE;
-    }
-    cfg_derive_defaults(s, given);
+    s->given = *field(&rc, C_FSDP_REDUCE_DTYPE) ? GIVEN_REDUCE_DTYPE : 0;
+    /* The row's framework profile for what the row leaves empty, then the loader's derived
+     * defaults (framework-dependent overlap, FSDP dtypes). */
+    profile_bind(s, row_given, &rc);
+    profile_apply(s);
     memset(&err, 0, sizeof(err));
     if (scenario_finalize(s, &err))
         return bad(&rc, "%s", err.msg[0] ? err.msg : "invalid configuration");
@@ -505,6 +585,7 @@ struct runner {
     const struct validate_hooks *hooks;
     struct hw_entry *cache;
     int ncache;
+    struct validate_profiles *profiles;
     struct validate_report *rep;
 };
 
@@ -572,6 +653,8 @@ static double metric_of(enum validate_metric m, const struct prediction *p)
         return p->step_time_s;
     case VM_TOKENS_PER_GPU:
         return p->tokens_per_s_per_gpu;
+    case VM_PEAK_RESERVED: /* torch.cuda.max_memory_reserved: tensors and the allocator's reserve */
+        return p->peak_reserved_bytes / (1024.0 * 1024 * 1024);
     default:
         return p->peak_mem_bytes / (1024.0 * 1024 * 1024);
     }
@@ -610,8 +693,8 @@ static int read_row_head(struct runner *ru, int i, const int *col, struct valida
         }
     if (r->metric < 0) {
         snprintf(r->reason, sizeof(r->reason),
-                 "unknown metric '%s' (expected step_time_s, tokens_per_s_per_gpu or "
-                 "peak_mem_gib)",
+                 "unknown metric '%s' (expected step_time_s, tokens_per_s_per_gpu, peak_mem_gib "
+                 "or peak_reserved_gib)",
                  r->metric_name);
         return -1;
     }
@@ -643,7 +726,7 @@ static void evaluate_row(struct runner *ru, int i, const int *col)
                  reason[0] ? reason : "cannot load the hardware description");
         return;
     }
-    if (validate_row_scenario(ru->rep->csv, i, hw, &s, r->reason, sizeof(r->reason)))
+    if (validate_row_scenario(ru->rep->csv, i, hw, ru->profiles, &s, r->reason, sizeof(r->reason)))
         return;
     memset(&p, 0, sizeof(p));
     reason[0] = '\0';
@@ -653,7 +736,7 @@ static void evaluate_row(struct runner *ru, int i, const int *col)
         set_str(r->reason, sizeof(r->reason), reason[0] ? reason : "simulation failed");
         return;
     }
-    if (!p.fits && r->metric != VM_PEAK_MEM) {
+    if (!p.fits && r->metric != VM_PEAK_MEM && r->metric != VM_PEAK_RESERVED) {
         snprintf(r->reason, sizeof(r->reason),
                  "does not fit: predicted peak %.1f GiB per GPU exceeds %.1f GiB",
                  p.peak_mem_bytes / (1024.0 * 1024 * 1024),
@@ -733,6 +816,7 @@ int validate_table(struct csv_table *t, const struct validate_hooks *hooks,
         return -1;
     out->rows = xcalloc((size_t)(t->nrows ? t->nrows : 1), sizeof(*out->rows));
     out->nrows = t->nrows;
+    ru.profiles = out->profiles = validate_profiles_new();
     for (int i = 0; i < t->nrows; i++)
         evaluate_row(&ru, i, col);
     summarize(out);
@@ -768,5 +852,6 @@ void validate_release(struct validate_report *r)
     free(r->hw);
     free(r->rows);
     csv_free(r->csv);
+    validate_profiles_free(r->profiles);
     memset(r, 0, sizeof(*r));
 }

@@ -15,7 +15,11 @@
  * GPT ties them), swiglu rows are Llama style (RMSNorm, RoPE, no biases, no
  * dropout, untied). Optional extra columns override that: norm (layernorm |
  * rmsnorm), position (learned | rope | none), bias, dropout, tied_embeddings
- * (0 | 1). Then scenario_finalize(); a failure there is the row's reason.
+ * (0 | 1). The row's framework / framework_version columns select a framework profile
+ * (config/profile.h) whose defaults and rules fill what the row leaves empty; a few
+ * override columns the runs format does not have (ddp_impl, fsdp_reduce_dtype, the memory
+ * columns) state what a source says for its row. Then scenario_finalize(); a failure there is
+ * the row's reason.
  *
  * A row that cannot be simulated (bad field, unknown hardware, impossible
  * layout, out of memory for a time or throughput figure, a feature the
@@ -37,6 +41,7 @@ enum validate_metric {
     VM_STEP_TIME,      /* step_time_s: seconds per optimizer step */
     VM_TOKENS_PER_GPU, /* tokens_per_s_per_gpu */
     VM_PEAK_MEM,       /* peak_mem_gib: peak allocated per GPU, GiB */
+    VM_PEAK_RESERVED,  /* peak_reserved_gib: caching allocator's reserved peak per GPU, GiB */
     VM_COUNT
 };
 
@@ -71,6 +76,8 @@ struct validate_hw {
     char *calibration; /* NULL = none (or not loadable) */
 };
 
+struct validate_profiles;
+
 struct validate_report {
     const char *path;          /* input file name */
     struct validate_row *rows; /* in input order */
@@ -78,7 +85,8 @@ struct validate_report {
     struct validate_stats stats[VM_COUNT];
     struct validate_hw *hw; /* hardware stems, first-seen order */
     int nhw;
-    struct csv_table *csv; /* owns the strings */
+    struct csv_table *csv;              /* owns the strings */
+    struct validate_profiles *profiles; /* the rows' framework profiles */
 };
 
 /*
@@ -116,12 +124,22 @@ void validate_group_stats(const struct validate_report *r, enum validate_metric 
                           const char *prefix, struct validate_stats *out);
 
 /*
- * Build the scenario of row `row` of `t` on hardware `hw` (copied into *s) and
- * finalize it. Returns 0, or -1 with reason[] filled. Strings in *s point
- * into `t`.
+ * The framework profiles a table's rows select (framework, framework_version), each loaded
+ * once. The scenarios built with it point into it: free it after them.
+ */
+struct validate_profiles;
+struct validate_profiles *validate_profiles_new(void);
+void validate_profiles_free(struct validate_profiles *vp);
+
+/*
+ * Build the scenario of row `row` of `t` on hardware `hw` (copied into *s): the columns, then
+ * the row's framework profile (framework / framework_version; config/profile.h) for what the
+ * row leaves empty, loaded through `vp`, and finalize it. Returns 0, or -1 with reason[]
+ * filled. Strings in *s point into `t` and `vp`.
  */
 int validate_row_scenario(const struct csv_table *t, int row, const struct hardware *hw,
-                          struct scenario *s, char *reason, size_t reason_len);
+                          struct validate_profiles *vp, struct scenario *s, char *reason,
+                          size_t reason_len);
 
 /* One line per row, then the summary table (plain text or Markdown). */
 void validate_print(const struct validate_report *r, bool markdown, FILE *out);

@@ -23,9 +23,13 @@ void layout_init(struct layout *l, const struct scenario *s)
     }
     l->world = stride;
     assert(l->world == s->gpus);
-    /* HSDP shards over the DP peers that share a node (PyTorch's default device mesh). */
+    /* HSDP shards over fsdp.shard_group consecutive DP ranks (torchtitan's
+       data_parallel_shard_degree, a 2-D device mesh), by default the DP peers that share a
+       node (FSDP1 HYBRID_SHARD's default process groups). */
     l->hsdp_shard = 0;
-    if (s->par.sharding == SHARD_HSDP) {
+    if (s->par.sharding == SHARD_HSDP && s->fsdp.shard_group > 0) {
+        l->hsdp_shard = s->fsdp.shard_group < l->deg[DIM_DP] ? s->fsdp.shard_group : l->deg[DIM_DP];
+    } else if (s->par.sharding == SHARD_HSDP) {
         int within = l->gpus_per_node /
                      (l->stride[DIM_DP] < l->gpus_per_node ? l->stride[DIM_DP] : l->gpus_per_node);
         l->hsdp_shard = within < 1 ? 1 : (within > l->deg[DIM_DP] ? l->deg[DIM_DP] : within);

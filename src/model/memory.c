@@ -353,8 +353,11 @@ double memory_ddp_bucket_bytes(const struct scenario *s, double grad_bytes)
 {
     /* the DDP ddp.c runs: `auto` is Megatron's for any model parallelism, cp and ep too */
     bool megatron = scenario_megatron_ddp(s);
+    /* DeepSpeed's engine flattens one 5e8-element buffer at a time after backward, a transient
+     * ddp.c allocates (strategy/rules.c rules_deepspeed_engine_ddp) */
+    bool deepspeed = s->par.sharding == SHARD_NONE && scenario_framework(s) == FW_DEEPSPEED;
 
-    if (megatron || (double)s->par.dp * s->par.cp <= 1)
+    if (megatron || deepspeed || (double)s->par.dp * s->par.cp <= 1)
         return 0;
     return grad_bytes;
 }

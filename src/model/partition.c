@@ -75,13 +75,119 @@ void pp_split(const struct scenario *s, int *first, int *last)
         *first = *last = (layers + 2) / n * s->par.vpp - 1;
 }
 
+/* out[c * pp + st] from the layers of each virtual stage in pipeline order (v = c * pp + st). */
+static void by_virtual_stage(const int *vs, int pp, int v, int *out)
+{
+    for (int c = 0; c < v; c++)
+        for (int st = 0; st < pp; st++)
+            out[c * pp + st] = vs[c * pp + st];
+}
+
+/*
+ * Megatron-Core's account_for_embedding/loss_in_pipeline_split
+ * (megatron/core/transformer/transformer_block.py get_num_layers_to_build @core_v0.12.0):
+ * layers + 2 split evenly over the pp * v virtual stages, which must divide them; the first
+ * virtual stage (stage 0, chunk 0) builds one layer fewer for the embedding, the last (last
+ * stage, last chunk) one fewer for the loss.
+ */
+static int split_megatron(int layers, int pp, int v, int *vs, char *reason, size_t reason_len)
+{
+    int n = pp * v, per;
+
+    if ((layers + 2) % n) {
+        snprintf(reason, reason_len,
+                 "pp * vpp (%d) does not divide layers + 2 (%d: embedding and loss counted as "
+                 "layers, parallelism.pp_split megatron)",
+                 n, layers + 2);
+        return -1;
+    }
+    per = (layers + 2) / n;
+    if (per < 2 && n > 1) {
+        snprintf(reason, reason_len, "%d layers leave the first or last stage empty", layers);
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        vs[i] = per - (i == 0) - (i == n - 1);
+    return 0;
+}
+
+/*
+ * torchtitan's split points when the job gives none, over S = pp * v virtual stages in
+ * pipeline order. 2024-12 (torchtitan/parallelisms/pipelining_utils.py generate_split_points,
+ * L18-57 @9dec370): base = L // S layers to stage 0, base + 1 to the middle stages while the
+ * extras L % S last, the rest to the last stage. `weighted`, v0.1.0 on
+ * (torchtitan/distributed/pipeline.py generate_split_points, L27-121 @f7084fc): the embedding
+ * and the output weigh one layer each, E = L + 2 split as E // S per stage with the extras
+ * E % S to the first stages, stage 0 one layer fewer, the last stage the rest.
+ */
+static int split_torchtitan(int layers, int pp, int v, bool weighted, int *vs, char *reason,
+                            size_t reason_len)
+{
+    int n = pp * v, eff = layers + (weighted ? 2 : 0), per = eff / n, extra = eff % n, sum = 0;
+
+    if (n > eff || (weighted && per < 1)) {
+        snprintf(reason, reason_len,
+                 "%d pipeline stages (pp * vpp) exceed the %slayers (%d) torchtitan splits", n,
+                 weighted ? "effective " : "", eff);
+        return -1;
+    }
+    for (int i = 0; i < n - 1; i++) {
+        int k = per - (weighted && i == 0);
+        if (extra > 0 && (weighted || i > 0)) {
+            k++;
+            extra--;
+        }
+        vs[i] = k;
+        sum += k;
+    }
+    vs[n - 1] = layers - sum;
+    for (int i = 0; i < n; i++)
+        if (vs[i] < 1) {
+            snprintf(reason, reason_len,
+                     "torchtitan's split leaves pipeline stage %d without layers", i);
+            return -1;
+        }
+    return 0;
+}
+
+int pp_layers(const struct scenario *s, int *out, char *reason, size_t reason_len)
+{
+    int pp = s->par.pp, v = s->par.vpp, n = pp * v, layers = s->model.layers, first, last, rc;
+    int *vs;
+
+    if (s->par.first_stage_layers > 0 || s->par.last_stage_layers > 0 || pp == 1 ||
+        s->par.pp_split == SPLIT_AUTO) {
+        pp_split(s, &first, &last);
+        return pp_partition(layers, pp, v, first, last, out, reason, reason_len);
+    }
+    if (s->par.pp_split == SPLIT_EVEN) {
+        if (layers % n) {
+            snprintf(reason, reason_len,
+                     "pp * vpp (%d * %d) does not divide layers (%d): the framework splits them "
+                     "evenly (parallelism.pp_split even; set first_stage_layers / "
+                     "last_stage_layers or another pp_split)",
+                     pp, v, layers);
+            return -1;
+        }
+        return pp_partition(layers, pp, v, 0, 0, out, reason, reason_len);
+    }
+    vs = xmalloc(sizeof(int) * (size_t)n);
+    rc = s->par.pp_split == SPLIT_MEGATRON
+             ? split_megatron(layers, pp, v, vs, reason, reason_len)
+             : split_torchtitan(layers, pp, v, s->par.pp_split == SPLIT_TORCHTITAN_W, vs, reason,
+                                reason_len);
+    if (rc == 0)
+        by_virtual_stage(vs, pp, v, out);
+    free(vs);
+    return rc;
+}
+
 int pp_check(const struct scenario *s, char *reason, size_t reason_len)
 {
-    int first, last, rc;
+    int rc;
     int *out = xmalloc(sizeof(int) * (size_t)s->par.pp * (size_t)s->par.vpp);
 
-    pp_split(s, &first, &last);
-    rc = pp_partition(s->model.layers, s->par.pp, s->par.vpp, first, last, out, reason, reason_len);
+    rc = pp_layers(s, out, reason, reason_len);
     free(out);
     return rc;
 }

@@ -12,6 +12,7 @@
 #define SIMTRAIN_MODEL_SCENARIO_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "model/arch.h"
 #include "model/comm.h"
@@ -28,8 +29,16 @@ enum optimizer_kind {
 
 enum recompute {
     RC_NONE,
-    RC_SELECTIVE, /* Korthikanti: recompute attention core only */
+    RC_SELECTIVE, /* what training.selective_policy names (Megatron: the attention core) */
     RC_FULL       /* checkpoint layer inputs, recompute whole layers */
+};
+
+/* What `recompute: selective` recomputes (training.selective_policy; workload.c, rules.c). */
+enum selective_policy {
+    SEL_ATTN_CORE,     /* Megatron: the attention core (KOR22 §5) */
+    SEL_TORCHTITAN_OP, /* torchtitan's op save list: matmuls but every 2nd, SDPA, reduce-scatter */
+    SEL_BLOCKS         /* whole blocks (fms-fsdp, torchtitan's layer mode): recompute_every /
+                          recompute_fraction choose which */
 };
 
 enum attn_kind {
@@ -98,7 +107,10 @@ struct training {
     enum dtype grad_dtype; /* gradient accumulation buffer dtype */
     enum optimizer_kind optimizer;
     enum recompute recompute;
-    int recompute_layers; /* RC_FULL: checkpointed layers per stage (0 = all) */
+    int recompute_layers;            /* RC_FULL: checkpointed layers per stage (0 = all) */
+    enum selective_policy selective; /* what RC_SELECTIVE recomputes */
+    int recompute_every;       /* whole-block checkpointing: every k-th block (1-based), 0 = all */
+    double recompute_fraction; /* whole-block checkpointing: fms-fsdp's fraction p, (0, 1] */
     enum attn_kind attention;
     enum attn_impl attention_impl; /* kernels of fused attention */
     enum cross_entropy cross_entropy;
@@ -106,10 +118,12 @@ struct training {
     enum finetune finetune;
     struct lora_spec lora;
     enum offload offload;
-    double tokens;         /* tokens to train, for time-to-train; 0 = not given */
-    double price_gpu_hour; /* price per GPU-hour, USD; 0 = not given */
-    double overhead_bytes; /* CUDA context + NCCL per GPU, bytes */
-    double fragmentation;  /* caching allocator: free share of the memory the step churns */
+    double tokens;                 /* tokens to train, for time-to-train; 0 = not given */
+    double price_gpu_hour;         /* price per GPU-hour, USD; 0 = not given */
+    double overhead_bytes;         /* CUDA context + NCCL per GPU, bytes */
+    double fragmentation;          /* caching allocator: free share of the memory the step churns */
+    const char *framework;         /* training.framework: profile name; NULL = "other" */
+    const char *framework_version; /* training.framework_version; NULL or "" = its current one */
 };
 
 /* ---- parallel layout ----------------------------------------------------- */
@@ -130,6 +144,23 @@ enum sharding {
     SHARD_FSDP_GRAD_OP, /* PyTorch SHARD_GRAD_OP */
     SHARD_HSDP,         /* PyTorch HYBRID_SHARD */
     SHARD_FSDP_NO_SHARD /* PyTorch NO_SHARD */
+};
+
+/* How layers are split over pipeline stages when pp * vpp does not divide them
+ * (parallelism.pp_split; partition.c). */
+enum pp_split_rule {
+    SPLIT_AUTO,        /* even; else the embedding and the loss as a layer each, if that divides */
+    SPLIT_EVEN,        /* pp * vpp must divide the layers (Megatron-LM before core_r0.9.0) */
+    SPLIT_MEGATRON,    /* account_for_embedding/loss_in_pipeline_split (Megatron-Core 0.12) */
+    SPLIT_TORCHTITAN,  /* torchtitan 2024-12 generate_split_points */
+    SPLIT_TORCHTITAN_W /* torchtitan v0.1+: embedding and output weigh one layer each */
+};
+
+/* How context-parallel attention gets the other ranks' K/V (parallelism.cp_method; layer.c). */
+enum cp_method {
+    CP_P2P,       /* Transformer Engine's ring: K/V (and dK/dV) to the next rank each step */
+    CP_ALLGATHER, /* torchtitan: one all-gather of every K/V shard after the first sub-SDPA */
+    CP_ALLTOALL   /* torchtitan: the ring as permute_tensor (all_to_all) each step */
 };
 
 enum framework {
@@ -155,10 +186,12 @@ struct parallelism {
     enum pp_schedule schedule;
     enum sharding sharding;
     enum framework framework;
-    int order[DIM_COUNT];    /* placement, innermost (fastest-varying rank) first */
-    int first_stage_layers;  /* layers on the first pipeline stage, 0 = even split */
-    int last_stage_layers;   /* layers on the last pipeline stage, 0 = even split */
-    bool tp_comm_overlap;    /* overlap TP communication with compute */
+    int order[DIM_COUNT];        /* placement, innermost (fastest-varying rank) first */
+    int first_stage_layers;      /* layers on the first pipeline stage, 0 = even split */
+    int last_stage_layers;       /* layers on the last pipeline stage, 0 = even split */
+    enum pp_split_rule pp_split; /* the layers over the stages, without first/last_stage_layers */
+    enum cp_method cp_method;    /* context-parallel attention */
+    bool tp_comm_overlap;        /* overlap TP communication with compute */
     bool tp_async_allreduce; /* backward input-gradient all-reduce overlaps the weight gradient */
 };
 
@@ -211,6 +244,7 @@ struct fsdp_cfg {
     enum dtype param_dtype;  /* MixedPrecision.param_dtype */
     enum dtype reduce_dtype; /* MixedPrecision.reduce_dtype */
     enum dtype buffer_dtype; /* MixedPrecision.buffer_dtype */
+    int shard_group; /* HSDP: ranks per shard group; 0 = the data-parallel peers of a node */
 };
 
 struct nccl_cfg {
@@ -225,6 +259,60 @@ struct sim_cfg {
 };
 
 struct cfg_source; /* the parsed YAML files, for diagnostics (config/load.c) */
+
+/* ---- the training framework's profile (frameworks/NAME.yaml, config/profile.c) ------ */
+
+#define FW_MAX_SETTINGS 128 /* settings of one profile version, its inherited ones included */
+
+/*
+ * One setting of a profile version: an unconditional default, or a rule's value set when its
+ * condition holds. Shared, read-only, by every scenario that selects the version; `impl` is
+ * config/'s own data (the schema field and the parsed condition).
+ */
+struct fw_setting {
+    const char *key;    /* dotted scenario key, "fsdp.reduce_dtype" */
+    const char *value;  /* as the profile writes it */
+    const char *source; /* file, commit and line it was read from */
+    const char *when;   /* the rule's condition as text; NULL for a default */
+    const void *impl;
+};
+
+/*
+ * The profile a scenario runs under and what it did. Copied by value with the scenario (sweeps,
+ * plan); the strings and settings live as long as the loaded scenario (or the validate run).
+ */
+struct fw_state {
+    const char *name;    /* "other" when no profile was selected */
+    const char *version; /* the version that applies */
+    const char *read;    /* the sources the version was read from */
+    const char *note;    /* a caveat about the version, or NULL */
+    const struct fw_setting *settings;
+    int nsettings;
+    uint64_t overridden[2]; /* bit i: the scenario sets settings[i].key itself */
+    uint64_t applied[2];    /* bit i: settings[i] took effect in the last application */
+    unsigned given;         /* GIVEN_* bits of keys the profile set (derived defaults skip them) */
+    unsigned char base[FW_MAX_SETTINGS][8]; /* values of the keys before the profile set them */
+};
+
+static inline bool fw_bit(const uint64_t *bits, int i)
+{
+    return (bits[i / 64] >> (i % 64)) & 1u;
+}
+
+/* What became of a profile setting in the scenario (reports). */
+enum fw_status {
+    FWS_APPLIED,    /* it set its key */
+    FWS_OVERRIDDEN, /* the scenario sets the key itself */
+    FWS_REPLACED,   /* a later setting of the same key took its place */
+    FWS_INACTIVE    /* a rule whose condition does not hold */
+};
+
+enum fw_status fw_setting_status(const struct fw_state *fw, int i);
+const char *fw_status_name(enum fw_status st);
+
+/* Keys of fw with a setting of status st, each key once (a key the scenario sets may have
+ * several settings: a version's, an inherited one's, rules). */
+int fw_count(const struct fw_state *fw, enum fw_status st);
 
 struct scenario {
     const char *name;
@@ -243,6 +331,7 @@ struct scenario {
     struct sim_cfg sim;
     unsigned given;         /* values with derived defaults that were set explicitly
                                (enum cfg_given bits, config/schema.h) */
+    struct fw_state fw;     /* training.framework's profile, as applied */
     struct cfg_source *src; /* NULL for scenarios built in code */
 };
 
@@ -255,7 +344,8 @@ enum framework scenario_framework(const struct scenario *s);
 /*
  * Whose model code runs the layers: training.model_code, or for `auto` Megatron's under the
  * Megatron framework, Hugging Face + PEFT for LoRA / QLoRA under DeepSpeed (the Trainer /
- * Accelerate integration), LitGPT's layout for any other eager run.
+ * Accelerate integration), Megatron's under DeepSpeed with tp or pp > 1 (Megatron-DeepSpeed),
+ * LitGPT's layout for any other eager run. A framework profile sets it explicitly.
  */
 enum model_code scenario_model_code(const struct scenario *s);
 

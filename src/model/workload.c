@@ -557,6 +557,91 @@ static void layer_params(const struct scenario *s, bool moe, struct layer_cost *
     out->params[PART_MLP] = norm + mlp;
 }
 
+/*
+ * The matmuls of op `o` in the forward order torchtitan's Llama block calls them
+ * (torchtitan/models/llama/model.py @9dec370: wq, wk, wv in Attention.forward L189, wo L214;
+ * FeedForward.forward L253 `w2(F.silu(w1(x)) * w3(x))`: w1, w3, w2): simtrain's fused QKV is
+ * three, its fused gate-up two. *share[k] is the fraction of the op's time in matmul k.
+ */
+static int op_mms(const struct model *m, const struct op *o, double share[3])
+{
+    double q = (double)m->heads * m->head_dim, kv = (double)m->kv_heads * m->head_dim;
+
+    if (!strcmp(o->name, "qkv_proj")) {
+        share[0] = q / (q + 2 * kv);
+        share[1] = share[2] = kv / (q + 2 * kv);
+        return 3;
+    }
+    if (!strcmp(o->name, "gate_up_proj")) {
+        share[0] = share[1] = 0.5;
+        return 2;
+    }
+    if (!strcmp(o->name, "out_proj") || !strcmp(o->name, "fc1") || !strcmp(o->name, "fc2") ||
+        !strcmp(o->name, "down_proj")) {
+        share[0] = 1;
+        return 1;
+    }
+    return 0; /* not an aten.mm: recomputed (adapters, batched expert GEMMs, the router) */
+}
+
+/*
+ * torchtitan's per-op selective checkpointing (training.selective_policy torchtitan_op;
+ * torchtitan/parallelisms/parallelize_llama.py L213-276 @9dec370): inside a checkpointed block
+ * the outputs of `aten.mm` are saved except every 2nd one of the block, and so are the outputs
+ * of the SDPA kernels (flash and memory-efficient) and of `reduce_scatter_tensor`; every other
+ * op is recomputed in backward (CheckpointPolicy.PREFER_RECOMPUTE), the rest of the block's
+ * forward running again with the saved outputs in place. Kept between forward and backward:
+ * the block input (the checkpoint's input), wq's, wv's, w1's and w2's outputs (mm 1, 3, 5, 7;
+ * GeLU MLPs: fc1 is mm 5, fc2 mm 6), the attention output and its fp32 log-sum-exp, and under
+ * sequence parallelism the two reduce-scatter outputs; recomputed: every memory-bound op, wk,
+ * wo and w3 (fc2), and an unfused attention core (batched matmuls and softmax are not
+ * aten.mm). A row-parallel matmul's output is its local partial sum, T x h per rank. The TP
+ * all-gathers the recompute repeats (all_gather_into_tensor is not in the save list) are not
+ * modelled.
+ */
+static void torchtitan_op_sac(const struct ctx *c, struct layer_cost *out)
+{
+    const struct model *m = &c->s->model;
+    double q = (double)m->heads / c->tp * m->head_dim,
+           kv = (double)m->kv_heads / c->tp * m->head_dim;
+    double kept = c->Tn * m->hidden * c->p; /* the block input */
+    sim_time redo = 0;
+    int mm = 0;
+
+    for (int i = 0; i < out->nops; i++) {
+        const struct op *o = &out->ops[i];
+        double share[3];
+        int n = op_mms(m, o, share);
+
+        if (o->kind == OP_ATTN) {
+            kept += c->p * c->T * q + 4 * c->T * m->heads / c->tp; /* O and its log-sum-exp */
+            continue;
+        }
+        if (n == 0) {
+            redo = time_add(redo, o->t_fwd);
+            continue;
+        }
+        for (int k = 0; k < n; k++) {
+            mm++;
+            if (mm % 2 == 0) {
+                redo = time_add(redo, time_scale(o->t_fwd, share[k]));
+                continue;
+            }
+            if (!strcmp(o->name, "qkv_proj"))
+                kept += c->p * c->T * (k == 0 ? q : kv);
+            else if (!strcmp(o->name, "out_proj") || !strcmp(o->name, "fc2") ||
+                     !strcmp(o->name, "down_proj"))
+                kept += c->p * c->T * m->hidden;
+            else
+                kept += c->p * c->T * (o->n / (n > 1 ? n : 1));
+        }
+    }
+    if (c->s->par.tp > 1 && c->s->par.sequence_parallel)
+        kept += 2 * c->Tn * m->hidden * c->p; /* the reduce-scatter outputs of both parts */
+    out->act[RC_SELECTIVE] = kept;
+    out->recompute_selective = redo;
+}
+
 void workload_layer(const struct scenario *s, const struct shard *sh, bool moe,
                     struct layer_cost *out)
 {
@@ -580,6 +665,8 @@ void workload_layer(const struct scenario *s, const struct shard *sh, bool moe,
     }
     /* Full recompute keeps only the layer input (sequence-sharded under SP). */
     out->act[RC_FULL] = c.Tn * s->model.hidden * c.p;
+    if (s->train.selective == SEL_TORCHTITAN_OP)
+        torchtitan_op_sac(&c, out);
     layer_params(s, moe, out);
     out->tp_bytes = c.T * s->model.hidden * c.p;
 }

@@ -55,6 +55,32 @@ static void config_json(cJSON *root, const struct scenario *s)
     cJSON_AddStringToObject(p, "sharding", sharding_name(s->par.sharding));
 }
 
+/* The framework profile: name, version, and every setting with what became of it. */
+static void framework_json(cJSON *root, const struct scenario *s)
+{
+    const struct fw_state *fw = &s->fw;
+    cJSON *o = obj(root, "framework"), *arr;
+
+    cJSON_AddStringToObject(o, "name", fw->name ? fw->name : "other");
+    cJSON_AddStringToObject(o, "version", fw->version ? fw->version : "");
+    cJSON_AddStringToObject(o, "read", fw->read ? fw->read : "");
+    if (fw->note)
+        cJSON_AddStringToObject(o, "note", fw->note);
+    arr = cJSON_AddArrayToObject(o, "settings");
+    for (int i = 0; i < fw->nsettings; i++) {
+        const struct fw_setting *st = &fw->settings[i];
+        cJSON *e = cJSON_CreateObject();
+
+        cJSON_AddItemToArray(arr, e);
+        cJSON_AddStringToObject(e, "key", st->key);
+        cJSON_AddStringToObject(e, "value", st->value);
+        if (st->when)
+            cJSON_AddStringToObject(e, "when", st->when);
+        cJSON_AddStringToObject(e, "status", fw_status_name(fw_setting_status(fw, i)));
+        cJSON_AddStringToObject(e, "source", st->source);
+    }
+}
+
 static void categories(cJSON *parent, const char *name, const sim_time *v, double scale)
 {
     cJSON *o = obj(parent, name);
@@ -77,6 +103,8 @@ static void rank_json(cJSON *arr, const struct rank_result *rr)
     categories(o, "busy_s", rr->busy, NS_PER_S);
     mem = obj(o, "memory");
     cJSON_AddNumberToObject(mem, "peak_bytes", (double)rr->peak);
+    cJSON_AddNumberToObject(mem, "peak_allocated_bytes", (double)rr->peak_allocated);
+    cJSON_AddNumberToObject(mem, "peak_reserved_bytes", (double)rr->peak_reserved);
     cJSON_AddNumberToObject(mem, "peak_time_s", (double)rr->peak_t / NS_PER_S);
     cJSON_AddNumberToObject(mem, "reserve_short_bytes", (double)rr->reserve_short);
     at = obj(mem, "at_peak_bytes");
@@ -116,6 +144,7 @@ static cJSON *build(const struct run *r)
 
     cJSON_AddStringToObject(root, "simtrain_version", SIMTRAIN_VERSION_STRING);
     config_json(root, r->s);
+    framework_json(root, r->s);
     res = obj(root, "result");
     cJSON_AddNumberToObject(res, "step_time_s", r->step_s);
     cJSON_AddNumberToObject(res, "tokens_per_step", r->tokens_per_step);
@@ -124,6 +153,8 @@ static cJSON *build(const struct run *r)
     cJSON_AddNumberToObject(res, "model_flops_per_step", r->model_flops);
     cJSON_AddNumberToObject(res, "mfu", r->mfu);
     cJSON_AddNumberToObject(res, "peak_memory_bytes", r->peak_bytes);
+    cJSON_AddNumberToObject(res, "peak_allocated_bytes", r->peak_allocated_bytes);
+    cJSON_AddNumberToObject(res, "peak_reserved_bytes", r->peak_reserved_bytes);
     cJSON_AddNumberToObject(res, "memory_capacity_bytes", r->capacity_bytes);
     cJSON_AddBoolToObject(res, "fits", r->fits);
     cJSON_AddNumberToObject(res, "simulated_ranks", r->sim.nranks);

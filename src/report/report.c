@@ -49,11 +49,60 @@ static void fmt_count(double v, char *buf, size_t n)
         snprintf(buf, n, "%.0f", v);
 }
 
+/* Which framework profile ran, what it set and what the scenario set instead. */
+static void framework_line(FILE *f, const struct scenario *s)
+{
+    const struct fw_state *fw = &s->fw;
+    int applied = fw_count(fw, FWS_APPLIED), over = fw_count(fw, FWS_OVERRIDDEN), shown = 0;
+
+    if (!fw->name || !fw->nsettings) {
+        fprintf(f, "  framework  %s%s%s (no profile settings)\n", fw->name ? fw->name : "other",
+                fw->version && *fw->version ? " " : "", fw->version ? fw->version : "");
+        return;
+    }
+    fprintf(f, "  framework  %s %s: %d default%s applied", fw->name, fw->version, applied,
+            applied == 1 ? "" : "s");
+    if (over > 0) {
+        fprintf(f, ", %d set by the scenario (", over);
+        for (int i = 0; i < fw->nsettings; i++) {
+            bool dup = false;
+            if (fw_setting_status(fw, i) != FWS_OVERRIDDEN)
+                continue;
+            for (int k = 0; k < i; k++)
+                dup |= fw_setting_status(fw, k) == FWS_OVERRIDDEN &&
+                       strcmp(fw->settings[k].key, fw->settings[i].key) == 0;
+            if (!dup)
+                fprintf(f, "%s%s", shown++ ? ", " : "", fw->settings[i].key);
+        }
+        fputc(')', f);
+    }
+    fputc('\n', f);
+}
+
+/* "selective", "selective (torchtitan op save list)", "full (every 2nd block)". */
+static void recompute_text(const struct scenario *s, char *buf, size_t n)
+{
+    const struct training *t = &s->train;
+    bool blocks =
+        t->recompute == RC_FULL || (t->recompute == RC_SELECTIVE && t->selective == SEL_BLOCKS);
+    int len = snprintf(buf, n, "%s", recompute_name(t->recompute));
+
+    if (t->recompute == RC_SELECTIVE && t->selective == SEL_TORCHTITAN_OP)
+        snprintf(buf + len, n - (size_t)len, " (torchtitan op save list)");
+    else if (blocks && t->recompute_every > 0)
+        snprintf(buf + len, n - (size_t)len, " (every block of index %% %d == 0)",
+                 t->recompute_every);
+    else if (blocks && t->recompute_fraction < 1)
+        snprintf(buf + len, n - (size_t)len, " (%.3g of the blocks)", t->recompute_fraction);
+    else if (t->recompute == RC_SELECTIVE && t->selective == SEL_BLOCKS)
+        snprintf(buf + len, n - (size_t)len, " (every block)");
+}
+
 static void config_section(FILE *f, const struct scenario *s)
 {
     const struct model *m = &s->model;
     const struct parallelism *p = &s->par;
-    char params[32], tokens[32];
+    char params[32], tokens[32], rc[64];
     int micro = s->train.global_batch / (s->train.micro_batch * p->dp);
 
     fmt_count(workload_params_total(m), params, sizeof(params));
@@ -72,9 +121,10 @@ static void config_section(FILE *f, const struct scenario *s)
             "  training   seq %d, global batch %d (%s tokens), micro-batch %d, %d micro-batch%s\n",
             s->train.seq_len, s->train.global_batch, tokens, s->train.micro_batch, micro,
             micro == 1 ? "" : "es");
+    recompute_text(s, rc, sizeof(rc));
     fprintf(f, "             %s%s, %s, recompute %s, %s attention, %s\n",
             dtype_name(s->train.precision), s->train.master_weights ? " + fp32 master" : "",
-            optimizer_name(s->train.optimizer), recompute_name(s->train.recompute),
+            optimizer_name(s->train.optimizer), rc,
             s->train.attention == ATTN_FLASH ? "flash" : "standard",
             s->train.finetune == FT_FULL ? "full fine-tuning" : finetune_name(s->train.finetune));
     fprintf(f, "  layout     dp %d x tp %d x pp %d", p->dp, p->tp, p->pp);
@@ -89,6 +139,7 @@ static void config_section(FILE *f, const struct scenario *s)
     if (p->sequence_parallel)
         fprintf(f, ", sequence parallel");
     fprintf(f, ", sharding %s\n", sharding_name(p->sharding));
+    framework_line(f, s);
 }
 
 static void time_section(FILE *f, const struct run *r)
@@ -257,6 +308,16 @@ static void memory_section(FILE *f, const struct run *r)
         fmt_bytes((double)rr->at_peak[c], buf, sizeof(buf));
         fprintf(f, "  %-20s %10s  %5.1f %%\n", mcat_name(c), buf,
                 100.0 * (double)rr->at_peak[c] / r->peak_bytes);
+    }
+    {
+        char a[32], rs[32];
+
+        fmt_bytes(r->peak_allocated_bytes, a, sizeof(a));
+        fmt_bytes(r->peak_reserved_bytes, rs, sizeof(rs));
+        fprintf(f,
+                "  as PyTorch counts it: allocated peak %s, reserved peak %s (max_memory_allocated "
+                "/ max_memory_reserved: no context or NCCL)\n",
+                a, rs);
     }
 }
 

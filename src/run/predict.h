@@ -14,10 +14,11 @@ struct prediction {
     double step_time_s;  /* seconds per optimizer step */
     double tokens_per_s; /* whole job */
     double tokens_per_s_per_gpu;
-    double mfu;            /* model FLOPs utilization, fraction */
-    double peak_mem_bytes; /* highest per-GPU peak over simulated ranks */
-    double capacity_bytes; /* per-GPU memory capacity */
-    bool fits;             /* peak_mem_bytes <= capacity_bytes */
+    double mfu;                 /* model FLOPs utilization, fraction */
+    double peak_mem_bytes;      /* highest per-GPU peak over simulated ranks */
+    double peak_reserved_bytes; /* highest caching-allocator reservation (max_memory_reserved) */
+    double capacity_bytes;      /* per-GPU memory capacity */
+    bool fits;                  /* peak_mem_bytes <= capacity_bytes */
 };
 
 /*

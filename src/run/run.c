@@ -36,6 +36,12 @@ static void headline(struct run *r)
             r->peak_idx = i;
         }
     }
+    r->peak_allocated_bytes = r->peak_reserved_bytes = 0;
+    for (i = 0; i < r->sim.nranks; i++) {
+        r->peak_allocated_bytes =
+            MAX(r->peak_allocated_bytes, (double)r->sim.ranks[i].peak_allocated);
+        r->peak_reserved_bytes = MAX(r->peak_reserved_bytes, (double)r->sim.ranks[i].peak_reserved);
+    }
     r->capacity_bytes = s->hw.gpu.mem_bytes;
     r->fits = r->peak_bytes <= r->capacity_bytes;
     r->reserve_short_bytes = 0;
@@ -102,6 +108,7 @@ int predict_scenario(const struct scenario *s, struct prediction *out, char *rea
     out->tokens_per_s_per_gpu = r.tokens_per_s_per_gpu;
     out->mfu = r.mfu;
     out->peak_mem_bytes = r.peak_bytes;
+    out->peak_reserved_bytes = r.peak_reserved_bytes;
     out->capacity_bytes = r.capacity_bytes;
     out->fits = r.fits;
     run_release(&r);

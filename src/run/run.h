@@ -30,6 +30,8 @@ struct run {
     double peak_flops;  /* per GPU, dense, training dtype */
     int peak_idx;       /* simulated rank with the highest memory peak */
     double peak_bytes;
+    double peak_allocated_bytes; /* highest torch.cuda.max_memory_allocated over ranks, bytes */
+    double peak_reserved_bytes;  /* highest torch.cuda.max_memory_reserved over ranks, bytes */
     double capacity_bytes;
     bool fits;
     double reserve_short_bytes; /* most allocator reserve a rank had no room for (0 = none) */

@@ -49,11 +49,8 @@ int emit_optimizer(struct build *b, double params, double bytes_per_param, int d
 static int *partition_of(const struct scenario *s, char *reason, size_t reason_len)
 {
     int *out = xcalloc((size_t)s->par.pp * (size_t)s->par.vpp, sizeof(int));
-    int first, last;
 
-    pp_split(s, &first, &last);
-    if (pp_partition(s->model.layers, s->par.pp, s->par.vpp, first, last, out, reason,
-                     reason_len) != 0) {
+    if (pp_layers(s, out, reason, reason_len) != 0) {
         free(out);
         return NULL;
     }
@@ -129,22 +126,15 @@ static void make_units(struct build *b, const int *part)
 
 /* ---- forward and backward of one unit ------------------------------------------ */
 
-/*
- * Recomputation of a layer: the configured kind; with recompute_layers = k,
- * full recomputation only for the first k layers of each model chunk and none
- * for the rest (Megatron --recompute-method block --recompute-num-layers k).
- */
+/* Recomputation of a layer unit: the scenario's, resolved per block (rules.h). */
 enum recompute strategy_unit_recompute(const struct build *b, int ui)
 {
-    const struct training *t = &b->s->train;
     const struct unit *u = &b->units[ui];
     int first = b->chunk_first[u->chunk];
 
-    if (t->recompute != RC_FULL || t->recompute_layers <= 0)
-        return t->recompute;
     if (b->units[first].kind == UNIT_EMBED)
         first++;
-    return ui - first < t->recompute_layers ? RC_FULL : RC_NONE;
+    return rules_layer_recompute(b->s, u->layer, ui - first);
 }
 
 static const struct layer_cost *unit_cost(const struct build *b, int ui)

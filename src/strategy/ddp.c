@@ -198,13 +198,22 @@ static int reduce_after_backward(struct build *b, struct ddp *d, int dep)
         issue_bucket(b, d, dep);
         return dep;
     }
-    /* PyTorch DDP: one reduction of everything after backward, still bucketed. */
+    /* PyTorch DDP: one reduction of everything after backward, still bucketed. DeepSpeed's
+     * engine flattens each buffer into a new tensor (buffered_allreduce_fallback ->
+     * allreduce_bucket: flatten, all-reduce, copy back), one at a time. */
+    double flat = bytes < d->bucket_bytes ? bytes : d->bucket_bytes;
+    bool ds = rules_deepspeed_engine_ddp(b->s);
+
+    if (ds)
+        dep = dp_mem_mark(b, ST_DP, dep, MC_COMM, flat, "DeepSpeed flattened gradient buffer");
     while (bytes > 0) {
         double take = bytes < d->bucket_bytes ? bytes : d->bucket_bytes;
         d->fill = take;
         bytes -= take;
         issue_bucket(b, d, dep);
     }
+    if (ds)
+        dp_mem_mark(b, ST_DP, d->last_coll, MC_COMM, -flat, "free flattened buffer");
     return dep;
 }
 

@@ -63,6 +63,7 @@
 struct group {
     double gather_bytes; /* unsharded parameters at param_dtype, bytes */
     double grad_elems;   /* trainable elements (gradients reduced) */
+    bool accumulating;   /* pipelined: the unsharded gradient accumulator exists */
     bool root;           /* the root unit (embedding + head) */
     bool avail;          /* unsharded */
     int ready;           /* task after which the unit is usable, -1 = nothing to wait for */
@@ -73,6 +74,7 @@ struct fsdp {
     enum sharding mode;
     int version;                 /* 1 or 2 */
     bool reshard_fwd;            /* free the unsharded parameters after forward */
+    bool pipelined;              /* FSDP2 under pipelining: reduce once, after the last backward */
     struct dp_pg shard;          /* the group that shards (all DP peers, or the HSDP shard group) */
     struct dp_pg repl;           /* HSDP replicate group */
     double pbytes, rbytes;       /* param_dtype and reduce_dtype bytes */
@@ -169,6 +171,7 @@ static void fsdp_init(struct build *b)
     f->mode = s->par.sharding;
     f->version = s->fsdp.version;
     f->reshard_fwd = rules_reshard_after_forward(s);
+    f->pipelined = rules_fsdp_pipelined(s);
     f->pbytes = dtype_bytes(s->fsdp.param_dtype);
     f->rbytes = dtype_bytes(s->fsdp.reduce_dtype);
     dp_pg_init(&f->shard, b, rules_shard_comm(s));
@@ -323,9 +326,15 @@ static int fsdp_pre_backward(struct build *b, int ui, int mb)
     if (!f->bwd_first[ui] || f->mode == SHARD_FSDP_NO_SHARD)
         return -1;
     t = wait_unshard(b, f, gi, false);
-    /* The unit's unsharded gradient, alive until its reduce-scatter. */
+    /* The unit's unsharded gradient, alive until its reduce-scatter (pipelined: until it is
+     * added to the accumulator, which lives from the first backward to the reduce-scatter). */
     grads = dp_mem_mark(b, ST_COMPUTE, t, MC_GRADS, f->g[gi].grad_elems * f->pbytes,
                         "unsharded gradient");
+    if (f->pipelined && !f->g[gi].accumulating) {
+        f->g[gi].accumulating = true;
+        grads = dp_mem_mark(b, ST_COMPUTE, grads, MC_GRADS, f->g[gi].grad_elems * f->rbytes,
+                            "unsharded gradient accumulator");
+    }
     if (f->version == 2 || b->s->fsdp.backward_prefetch == BWD_PREFETCH_PRE)
         unshard(b, f, next_group(b, f, ui, -1), false);
     return grads;
@@ -409,6 +418,7 @@ static void reduce(struct build *b, struct fsdp *f, int gi, int grad_task)
 {
     struct group *g = &f->g[gi];
     double bytes = g->grad_elems * f->rbytes;
+    double held = f->pipelined ? f->rbytes : f->pbytes; /* the unsharded gradient's bytes/elem */
     int t, last;
 
     if (rules_grad_reduce_op(b->s) == COLL_ALL_REDUCE) { /* NO_SHARD */
@@ -421,9 +431,9 @@ static void reduce(struct build *b, struct fsdp *f, int gi, int grad_task)
     t = dp_pg_coll(b, &f->shard, ST_DP, COLL_REDUCE_SCATTER, bytes, "reduce-scatter unit %d", gi,
                    pre_reduce(b, f, gi, grad_task));
     if (t >= 0)
-        task_mem_end(&b->p->tasks[t], MC_GRADS, -bytes_i64(g->grad_elems * f->pbytes));
+        task_mem_end(&b->p->tasks[t], MC_GRADS, -bytes_i64(g->grad_elems * held));
     else
-        dp_mem_mark(b, ST_DP, grad_task, MC_GRADS, -g->grad_elems * f->pbytes,
+        dp_mem_mark(b, ST_DP, grad_task, MC_GRADS, -g->grad_elems * held,
                     "free unsharded gradient");
     last = t >= 0 ? t : grad_task;
     t = dp_pg_coll(b, &f->repl, ST_DP, COLL_ALL_REDUCE, bytes / f->shard.size,
@@ -435,14 +445,48 @@ static void reduce(struct build *b, struct fsdp *f, int gi, int grad_task)
     f->last_red = last;
 }
 
+/*
+ * Pipelined FSDP2: the micro-batch's gradient joins the unit's accumulator in reduce_dtype, a
+ * memory-bound pass on the compute stream (the first one converts, to_accumulated_grad_if_needed:
+ * read param_dtype, write reduce_dtype; later ones add, accumulate_unsharded_grad_if_needed:
+ * read both, write reduce_dtype), then the micro-batch's own gradient is freed. Returns the
+ * pass (or grad_task).
+ */
+static int accumulate(struct build *b, struct fsdp *f, int gi, int mb, int grad_task)
+{
+    struct group *g = &f->g[gi];
+    struct prog *p = b->p;
+    double n = g->grad_elems;
+    sim_time dur;
+    int t;
+
+    if (n <= 0)
+        return grad_task;
+    dur = cost_membound(&b->s->hw.gpu, &b->s->hw.eff,
+                        n * (f->pbytes + f->rbytes + (mb > 0 ? f->rbytes : 0)));
+    t = prog_compute(p, ST_COMPUTE, TC_BWD, dur,
+                     prog_label(p, "FSDP2 gradient accumulate unit %d", gi), mb);
+    prog_dep(p, t, grad_task);
+    task_mem_end(&p->tasks[t], MC_GRADS, -bytes_i64(n * f->pbytes));
+    return t;
+}
+
 static void fsdp_post_backward(struct build *b, int ui, int mb, int grad_task)
 {
     struct fsdp *f = b->dp_state;
     int gi = f->group_of[ui];
 
-    (void)mb;
     if (!f->fwd_first[ui])
         return; /* a unit reduces after its last part in backward (the root: the embedding) */
+    if (f->pipelined) {
+        grad_task = accumulate(b, f, gi, mb, grad_task);
+        if (mb != b->m - 1)
+            return; /* no reshard after backward, no gradient sync until the last one */
+        reshard(b, f, gi, grad_task);
+        f->g[gi].accumulating = false;
+        reduce(b, f, gi, grad_task);
+        return;
+    }
     grad_task = flat_grad(b, f, gi, grad_task);
     if (f->mode != SHARD_FSDP_NO_SHARD) {
         reshard(b, f, gi, grad_task);

@@ -308,7 +308,8 @@ struct lctx {
     const struct layer_cost *lc;
     const struct part_split *ps; /* [PART_COUNT] */
     bool tp, sp, overlap, cp, ep;
-    bool async; /* backward TP reduction of the input gradient overlaps the weight gradient */
+    int cp_method; /* enum cp_method */
+    bool async;    /* backward TP reduction of the input gradient overlaps the weight gradient */
     int ntp, ncp;
     int ar_op; /* TP op after the row GEMM: all-reduce or reduce-scatter */
     double tp_bytes, kv_bytes, a2a_bytes, imb;
@@ -327,6 +328,7 @@ static void lctx_init(struct lctx *x, const struct build *b, const struct unit *
     x->overlap = x->tp && par->tp_comm_overlap;
     x->async = x->sp || par->tp_async_allreduce;
     x->cp = par->cp > 1;
+    x->cp_method = par->cp_method;
     x->ep = u->moe && par->ep > 1;
     x->ar_op = x->sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE;
     x->tp_bytes = b->tp_bytes;
@@ -386,12 +388,30 @@ static void overlapped_gemm(struct em *e, const struct lctx *x, sim_time dur, co
     em_wait(e, g);
 }
 
-/* The attention core; with cp > 1 the ring of K/V exchanges around it. */
+/*
+ * The attention core; with cp > 1 its cp steps and the K/V exchanges around them
+ * (parallelism.cp_method). p2p, Transformer Engine's ring: step i works on the chunk received
+ * in step i - 1 while the next one travels to the next CP rank; backward passes K/V and the
+ * partial dK/dV together (twice the bytes) and returns the last dK/dV to its owner.
+ * torchtitan (torch/distributed/tensor/experimental/_attention.py, pytorch f2127dbd):
+ * alltoall (`_AllToAllRotater`) is the same ring as permute_tensor, an all_to_all with one
+ * peer per rank; allgather (`_AllGatherRotater`, its default) all-gathers every rank's K/V
+ * once, in the first exchange_buffers() while the local sub-SDPA runs, and the later steps
+ * take their chunk from that buffer (next_buffer() waits for the gather): the gather overlaps
+ * 1/cp of the attention, and the buffer, cp x this rank's K/V (MC_WORKSPACE), lives until the
+ * last step. Backward rotates K/V the same way again and sends the dK/dV partial sums round a
+ * second ring (`dkv_rotater`, always all-to-all) in fp32 (`_cp_options.convert_to_f32`
+ * True), 2 x the K/V bytes a step, the last ones home at the end.
+ */
 static void core(struct em *e, const struct lctx *x, sim_time dur, bool backward)
 {
     const char *label = backward ? "attn core bwd L%d" : "attn core L%d";
+    struct prog *p = e->b->p;
+    bool gather = x->cp_method == CP_ALLGATHER;
+    double dkv = backward ? (x->cp_method == CP_P2P ? 1 : 2) * x->kv_bytes : 0;
+    double hop = (gather ? 0 : x->kv_bytes) + dkv, buffer = x->kv_bytes * x->ncp;
     sim_time step;
-    int i, ring = -1;
+    int i, ring = -1, ag = -1, last = -1;
 
     if (!x->cp || dur <= 0) {
         em_add(e, dur, label);
@@ -399,17 +419,31 @@ static void core(struct em *e, const struct lctx *x, sim_time dur, bool backward
     }
     step = dur / x->ncp;
     em_flush(e);
+    if (gather) {
+        ag = em_comm(e, COMM_CP, COLL_ALL_GATHER, buffer);
+        task_mem_start(&p->tasks[ag], MC_WORKSPACE, bytes_i64(buffer));
+    }
     for (i = 0; i < x->ncp; i++) {
-        int next = -1;
-        if (i < x->ncp - 1) {
-            /* The next chunk travels while this one is computed (double buffering). */
-            next = em_comm(e, COMM_CP, COLL_SEND_RECV, backward ? 2 * x->kv_bytes : x->kv_bytes);
+        sim_time d = i == x->ncp - 1 ? dur - step * (x->ncp - 1) : step;
+        int next = -1, t;
+
+        if (hop <= 0 && i > 0) { /* all-gathered K/V and nothing to send: the rest at once */
+            last = em_compute(e, dur - step, label, ag);
+            break;
         }
-        em_compute(e, i == x->ncp - 1 ? dur - step * (x->ncp - 1) : step, label, ring);
+        /* The next chunk travels while this one is computed (double buffering). */
+        if (i < x->ncp - 1 && hop > 0)
+            next = em_comm(e, COMM_CP, COLL_SEND_RECV, hop);
+        if (i == 1 && ag >= 0)
+            em_wait(e, ring); /* the gathered K/V and the previous hop */
+        t = em_compute(e, d, label, i == 1 && ag >= 0 ? ag : ring);
+        last = t >= 0 ? t : last;
         ring = next;
     }
+    if (gather)
+        task_mem_end(&p->tasks[last >= 0 ? last : ag], MC_WORKSPACE, -bytes_i64(buffer));
     if (backward) /* the last partial dK/dV goes home */
-        em_sync(e, COMM_CP, COLL_SEND_RECV, x->kv_bytes);
+        em_sync(e, COMM_CP, COLL_SEND_RECV, dkv);
 }
 
 /* ---- forward ------------------------------------------------------------------------------ */

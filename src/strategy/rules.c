@@ -77,8 +77,9 @@ bool rules_reduce_every_microbatch(const struct scenario *s)
     case DPI_ZERO12:
         return s->par.sharding == SHARD_ZERO2;
     case DPI_ZERO3:
-    case DPI_FSDP:
         return true;
+    case DPI_FSDP:
+        return !rules_fsdp_pipelined(s);
     case DPI_DDP:
     case DPI_NONE:
     default:
@@ -120,6 +121,19 @@ bool rules_reshard_after_forward(const struct scenario *s)
     return s->par.sharding != SHARD_FSDP_GRAD_OP && s->fsdp.reshard_after_forward;
 }
 
+/*
+ * torch/distributed/pipelining/stage.py backward_maybe_with_nosync (pytorch 0138610): for an
+ * FSDPModule every backward but the schedule's last runs with set_reshard_after_backward(False)
+ * and set_requires_gradient_sync(False); the last one's post_backward reduces and reshards.
+ * FSDP2 keeps the unsharded gradient across those backwards, upcast to reduce_dtype
+ * (_fsdp_param.py to_accumulated_grad_if_needed / accumulate_unsharded_grad_if_needed).
+ */
+bool rules_fsdp_pipelined(const struct scenario *s)
+{
+    return rules_dp_impl(s) == DPI_FSDP && s->par.pp > 1 && s->fsdp.version == 2 &&
+           s->par.sharding != SHARD_FSDP_NO_SHARD;
+}
+
 /* HYBRID_SHARD shards within a node and all-reduces across nodes (_reduce_grad, _inter_node_pg). */
 int rules_shard_comm(const struct scenario *s)
 {
@@ -138,6 +152,13 @@ void rules_ddp_buckets(const struct scenario *s, double *first_bytes, double *by
 {
     double elem = dtype_bytes(s->train.grad_dtype);
 
+    if (rules_deepspeed_engine_ddp(s)) {
+        /* engine.allreduce_gradients(bucket_size=MEMORY_OPT_ALLREDUCE_SIZE = 500000000
+           elements), buffered_allreduce_fallback (deepspeed/runtime/engine.py L47, L927-941
+           @v0.3.13; L110, L1970-1984, L2533-2547 @v0.16.0) */
+        *bytes = *first_bytes = 5e8 * elem;
+        return;
+    }
     if (scenario_megatron_ddp(s)) {
         double params = 1e6 * s->par.dp > 4e7 ? 1e6 * s->par.dp : 4e7;
         *bytes = *first_bytes = params * elem;
@@ -145,6 +166,19 @@ void rules_ddp_buckets(const struct scenario *s, double *first_bytes, double *by
         *bytes = s->ddp.bucket_bytes;
         *first_bytes = s->ddp.first_bucket_bytes;
     }
+}
+
+/*
+ * DeepSpeed's engine with ZeRO stage 0 (Megatron-DeepSpeed, HF with a stage-0 config):
+ * engine.backward() calls allreduce_gradients() after loss.backward(), which at the accumulation
+ * boundary runs buffered_allreduce_fallback: the gradients flattened into buffers of 5e8
+ * elements, each all-reduced and copied back, after the whole backward (no hooks, no overlap;
+ * deepspeed/runtime/engine.py L927-941 @v0.3.13, L1970-1984 and L2072-2074 @v0.16.0).
+ */
+bool rules_deepspeed_engine_ddp(const struct scenario *s)
+{
+    return s->par.sharding == SHARD_NONE && scenario_framework(s) == FW_DEEPSPEED &&
+           !scenario_megatron_ddp(s);
 }
 
 /*
@@ -218,6 +252,47 @@ sim_time rules_host_step_time(const struct scenario *s, double params)
     if (scenario_framework(s) != FW_DEEPSPEED)
         rate /= TORCH_CPU_ADAM_SLOWDOWN;
     return ns_from_s(params / rate);
+}
+
+/* ---- activation checkpointing ---------------------------------------------------------- */
+
+/*
+ * fms-fsdp's selective checkpointing of a fraction p of the blocks
+ * (fms_fsdp/policies/ac_handler.py L43-58 @5a296afe): walking the blocks 1, 2, ..., block i
+ * is wrapped when i * p >= cut_off, cut_off starting at 1/2 and growing by one with each
+ * wrapped block, so p = 1/2 wraps 1, 3, 5, ... and p = 1/3 wraps 2, 5, 8, ... The same loop,
+ * to compare as Python does.
+ */
+static bool fraction_wraps(double p, int block)
+{
+    double cut_off = 0.5;
+    bool wrapped = false;
+
+    for (int i = 1; i <= block; i++) {
+        wrapped = i * p >= cut_off;
+        if (wrapped)
+            cut_off += 1;
+    }
+    return wrapped;
+}
+
+enum recompute rules_layer_recompute(const struct scenario *s, int layer, int index)
+{
+    const struct training *t = &s->train;
+    bool blocks =
+        t->recompute == RC_FULL || (t->recompute == RC_SELECTIVE && t->selective == SEL_BLOCKS);
+
+    if (!blocks)
+        return t->recompute;
+    if (t->recompute == RC_FULL && t->recompute_layers > 0)
+        return index < t->recompute_layers ? RC_FULL : RC_NONE;
+    /* torchtitan's layer mode: `_count % ac_freq == 0` over every block wrapped
+     * (torchtitan/parallelisms/parallelize_llama.py L277-285 @9dec370). */
+    if (t->recompute_every > 0 && (layer + 1) % t->recompute_every)
+        return RC_NONE;
+    if (t->recompute_fraction < 1 && !fraction_wraps(t->recompute_fraction, layer + 1))
+        return RC_NONE;
+    return RC_FULL;
 }
 
 /* ---- model-parallel transfers --------------------------------------------------------- */

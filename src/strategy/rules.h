@@ -55,11 +55,23 @@ bool rules_gathers_per_unit(const struct scenario *s);
  * ZeRO-3 (release_sub_module), FSDP with reshard_after_forward but SHARD_GRAD_OP. */
 bool rules_reshard_after_forward(const struct scenario *s);
 
+/*
+ * FSDP2 under pipeline parallelism (torch.distributed.pipelining, as torchtitan runs it): the
+ * stage's backward runs with reshard_after_backward and requires_gradient_sync off, so a
+ * unit's parameters stay unsharded through the step once gathered (torchtitan also keeps them
+ * after forward), its gradients accumulate unsharded in reduce_dtype, and it reduce-scatters
+ * once, after the stage's last backward of the step.
+ */
+bool rules_fsdp_pipelined(const struct scenario *s);
+
 /* The communicator that shards and reduces: COMM_DP, or for HYBRID_SHARD COMM_DP_INTRA (the
  * replicate group COMM_DP_INTER then all-reduces the reduced shard). */
 int rules_shard_comm(const struct scenario *s);
 
 /* ---- buckets, passes and buffers ------------------------------------------------------ */
+
+/* Does DeepSpeed's engine reduce unsharded gradients (ZeRO stage 0), after the whole backward? */
+bool rules_deepspeed_engine_ddp(const struct scenario *s);
 
 /* The gradient buckets of ddp.c: the first one's and the others' capacity, bytes. */
 void rules_ddp_buckets(const struct scenario *s, double *first_bytes, double *bytes);
@@ -86,6 +98,18 @@ int rules_zero3_weight_tensors(const struct scenario *s, int kind, bool moe, dou
 
 /* Duration of the optimizer step of `params` elements on the host CPU (offload), ns. */
 sim_time rules_host_step_time(const struct scenario *s, double params);
+
+/* ---- activation checkpointing ---------------------------------------------------------- */
+
+/*
+ * What layer `layer` (0-based over the whole model) recomputes, the `index`-th layer (0-based)
+ * of its model chunk: training.recompute, resolved per block. Full with recompute_layers = k:
+ * the first k layers of each chunk (Megatron --recompute-method block); full, or selective
+ * with selective_policy blocks, with recompute_every = k: the blocks whose 1-based index is a
+ * multiple of k (torchtitan's layer mode), with recompute_fraction = p < 1: fms-fsdp's evenly
+ * spaced fraction; other selective policies recompute inside every layer.
+ */
+enum recompute rules_layer_recompute(const struct scenario *s, int layer, int index);
 
 /* ---- model-parallel transfers --------------------------------------------------------- */
 

@@ -187,9 +187,8 @@ int layer_backward(struct build *b, int ui, int mb, int mode, int prev, int dep,
                    int *last);
 
 /*
- * Recomputation of unit `ui`: the configured kind; with recompute_layers = k,
- * full recomputation for the first k layers of each model chunk and none for
- * the rest (Megatron --recompute-method block --recompute-num-layers k).
+ * Recomputation of unit `ui`: the configured kind resolved per block (rules.h
+ * rules_layer_recompute(): recompute_layers, recompute_every, recompute_fraction).
  */
 enum recompute strategy_unit_recompute(const struct build *b, int ui);
 

@@ -65,7 +65,10 @@ double est_stage_memory(const struct cand *c, const struct stage_sum *st, int st
     struct sched_profile prof = est_sched_profile(c->e, s, stage, c->m);
     struct param_roles roles;
     struct state_bytes sb;
-    enum recompute rc = s->train.recompute;
+    /* selective over whole blocks recomputes them as full does (rules_layer_recompute) */
+    enum recompute rc = s->train.recompute == RC_SELECTIVE && s->train.selective == SEL_BLOCKS
+                            ? RC_FULL
+                            : s->train.recompute;
     double total = 0;
 
     est_stage_roles(c, st, &roles);
@@ -78,6 +81,9 @@ double est_stage_memory(const struct cand *c, const struct stage_sum *st, int st
          * otherwise the current unit and the prefetched one (PyTorch limit_all_gathers;
          * formulas.md §3.3). */
         mem[MC_GATHERED] = rules_reshard_after_forward(s) ? 2 * unit : unit * layers;
+        /* FSDP2 under pipelining accumulates each unit's gradient unsharded (fsdp.c) */
+        if (rules_fsdp_pipelined(s))
+            mem[MC_GRADS] += roles.trainable * dtype_bytes(s->fsdp.reduce_dtype);
     }
     mem[MC_COMM] = zero_buffers(c);
     if (s->par.sharding == SHARD_NONE)

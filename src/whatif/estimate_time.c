@@ -18,17 +18,14 @@
 
 /*
  * Layers of each (chunk, stage), out[c * pp + stage], as the builder splits
- * them: evenly, or with the embedding and the loss counted as a layer each
- * when that makes the split even (partition.h pp_split(), Megatron's
- * account_for_embedding/loss_in_pipeline_split; Llama 3 405B's 126 layers).
+ * them (partition.h pp_layers(): parallelism.pp_split's rule).
  */
 static void split_layers(const struct scenario *s, int *out)
 {
-    int pp = s->par.pp, v = s->par.vpp, n = pp * v, L = s->model.layers, first, last;
+    int pp = s->par.pp, v = s->par.vpp, n = pp * v, L = s->model.layers;
     char reason[160];
 
-    pp_split(s, &first, &last);
-    if (pp_partition(L, pp, v, first, last, out, reason, sizeof(reason)) != 0)
+    if (pp_layers(s, out, reason, sizeof(reason)) != 0)
         for (int i = 0; i < n; i++)
             out[i] = L / n + (i < L % n); /* not reached for finalized scenarios */
 }
@@ -57,8 +54,6 @@ void est_stage_sums(const struct cand *c, int pp, struct stage_sum *st)
 {
     const struct scenario *s = c->s;
     int v = s->par.vpp, l = 0, *part = xmalloc(sizeof(int) * (size_t)(pp * v));
-    enum recompute rc0 = s->train.recompute;
-    int keep = rc0 == RC_FULL ? s->train.recompute_layers : 0;
 
     memset(st, 0, sizeof(*st) * (size_t)pp);
     split_layers(s, part);
@@ -67,8 +62,7 @@ void est_stage_sums(const struct cand *c, int pp, struct stage_sum *st)
             for (int i = 0; i < part[ch * pp + k]; i++, l++) {
                 bool moe = workload_is_moe(&s->model, l);
                 const struct layer_sum *ls = moe ? c->lm : c->ld;
-                /* recompute_layers: the first layers of each chunk recompute (build.c) */
-                enum recompute rc = keep > 0 && i >= keep ? RC_NONE : rc0;
+                enum recompute rc = rules_layer_recompute(s, l, i); /* as build.c */
                 double re = rc == RC_FULL ? ls->fwd : rc == RC_SELECTIVE ? ls->rc_sel : 0;
                 int blocks = rc == RC_FULL ? 6 : 4;
                 st[k].moe += moe;
@@ -247,6 +241,14 @@ double est_dp_tail_s(const struct cand *c, const struct stage_sum *st, double *o
             exposed = per_mb;
         }
         t = c->m * exposed + ag;
+        if (rules_fsdp_pipelined(s)) {
+            /* FSDP2 under pipelining (fsdp.c): gathered once a step (each micro-batch again
+             * when resharded after forward), overlapping the forward; one reduce-scatter per
+             * unit after its last backward, beside the remaining units' backward. */
+            double g = layers * (rules_reshard_after_forward(s) ? c->m + 1 : 1) * ag;
+            double red = layers * rs, fwd = c->m * st->t;
+            t = (g > fwd ? g - fwd : 0) + ag + (red > st->t_bwd ? red - st->t_bwd : rs);
+        }
         if (rules_shard_comm(s) == COMM_DP_INTRA) { /* HSDP: all-reduce across nodes */
             struct comm_group inter = est_group(c->e, s, COMM_DP_INTER);
             t += est_coll_s(c->e, s, &inter, COLL_ALL_REDUCE, gbytes / shard_g.nranks);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "config/profile.h"
 #include "config/schema.h"
 #include "model/layout.h"
 #include "run/run.h"
@@ -76,6 +77,12 @@ void plan_describe(const struct plan_cand *c, char *buf, size_t n)
 #undef ADD
 }
 
+/* The keys a candidate sets. */
+static const char *const plan_keys[] = {
+    "parallelism.sequence_parallel", "parallelism.schedule", "parallelism.sharding",
+    "training.micro_batch",          "training.recompute",   "training.recompute_layers",
+};
+
 void plan_apply(const struct scenario *base, const struct plan_cand *c, struct scenario *out)
 {
     *out = *base;
@@ -94,9 +101,12 @@ void plan_apply(const struct scenario *base, const struct plan_cand *c, struct s
     out->train.recompute = (enum recompute)c->recompute;
     if (c->recompute != RC_FULL)
         out->train.recompute_layers = 0;
-    /* Defaults that follow the layout (zero.overlap_comm with the stage, ddp.overlap with the
-     * framework model parallelism selects), unless the user gave them; then the knobs. */
-    cfg_derive_defaults(out, base->given);
+    /* The candidate's own settings win over the framework profile's; its rules and the
+     * defaults that follow the layout (zero.overlap_comm with the stage, ddp.overlap with the
+     * framework model parallelism selects) are applied again, unless the user gave them. */
+    for (size_t i = 0; i < ARRAY_LEN(plan_keys); i++)
+        profile_override(out, plan_keys[i]);
+    profile_apply(out);
     plan_knobs_apply(c->knob, out);
 }
 

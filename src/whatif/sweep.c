@@ -118,7 +118,9 @@ int sweep_add_axis(struct sweep *sw, const char *arg, char *msg, size_t msglen)
         free(ax.key);
         return -1;
     }
-    ax.ref = f->type == FT_REF;
+    /* A file reference, or the framework profile (its defaults bind when the file loads):
+     * both reload the scenario with the value as a --set override. */
+    ax.ref = f->type == FT_REF || strncmp(ax.key, "training.framework", 18) == 0;
     ax.size = sweep_is_size_key(ax.key);
     ax.nvalues = split_values(eq + 1, &ax.values);
     for (int v = 0; v < ax.nvalues && !ax.ref; v++) {

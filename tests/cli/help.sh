@@ -12,7 +12,7 @@ fail() {
     printf 'FAIL %s\n' "$*"
     failures=$((failures + 1))
 }
-for cmd in "" memory collective validate calibrate sweep plan schema; do
+for cmd in "" memory collective validate calibrate sweep plan schema frameworks; do
     # shellcheck disable=SC2086 # $cmd is one word or none
     "$bin" $cmd --help >"$tmp/out" 2>"$tmp/err"
     rc=$?
@@ -34,7 +34,7 @@ for cmd in "" memory collective validate calibrate sweep plan schema; do
 done
 # the top-level help lists every command
 "$bin" --help >"$tmp/out"
-for cmd in memory collective validate calibrate sweep plan schema; do
+for cmd in memory collective validate calibrate sweep plan schema frameworks; do
     grep -q "^  $cmd " "$tmp/out" || fail "--help does not list '$cmd'"
 done
 echo "help: $failures failures"
