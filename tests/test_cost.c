@@ -66,6 +66,47 @@ static void test_cost_gemm_a100_microbench(void **state)
 }
 
 /*
+ * The clock model (cost.h, "GEMM peak"): an H100 SXM at its 700 W cap sustains 1764 MHz on
+ * random BF16 GEMMs (docs/calibration.md: standardkernel.com's continuous 16384^3 run), so its
+ * GEMM peak is 528 tensor cores x 1024 FLOP/clock x 1764 MHz = 953.7 TFLOP/s, not the
+ * datasheet's 989; FP16 takes BF16's clock when only BF16 gives one; FP8 GEMMs use their own
+ * efficiency; without tensor cores the datasheet peak stands.
+ */
+static void test_cost_gemm_peak_from_clocks(void **state)
+{
+    struct gpu_spec g = { 0 };
+    struct efficiency e;
+    double t16, t8;
+
+    (void)state;
+    g.sm_count = 132;
+    g.mem_bw_Bps = 3.35e12;
+    g.flops[DT_BF16] = g.flops[DT_FP16] = 989e12;
+    g.flops[DT_FP8] = 1979e12;
+    cost_default_efficiency(&e);
+    e.gemm_latency = 0;
+    assert_true(fabs(cost_gemm_peak(&g, DT_BF16) - 989e12) < 1); /* no clock model */
+    g.tensor_cores = 528;
+    g.tc_flop_clk[DT_BF16] = 1024;
+    g.tc_flop_clk[DT_FP8] = 2048;
+    g.clock_sust_Hz[DT_BF16] = 1764e6;
+    assert_true(fabs(cost_gemm_peak(&g, DT_BF16) / 953.7e12 - 1) < 1e-4);
+    assert_true(fabs(cost_gemm_peak(&g, DT_FP16) / 953.7e12 - 1) < 1e-4);
+    assert_true(fabs(cost_gemm_peak(&g, DT_FP8) - 1979e12) < 1); /* fp8 has no clock yet */
+    g.clock_sust_Hz[DT_FP8] = 1950e6;
+    assert_true(fabs(cost_gemm_peak(&g, DT_FP8) / (528 * 2048 * 1950e6) - 1) < 1e-12);
+    assert_true(fabs(cost_gemm_peak_at(&g, DT_BF16, 1980e6) / (528 * 1024 * 1980e6) - 1) < 1e-12);
+    e.gemm_max = 0.745;
+    e.gemm_max_fp8 = 0.655;
+    t16 = cost_gemm_seconds(&g, &e, DT_BF16, 16384, 16384, 16384, 1);
+    t8 = cost_gemm_seconds(&g, &e, DT_FP8, 16384, 16384, 16384, 1);
+    /* 16384^3 on 128 x 128 tiles: 16384 tiles in 125 waves of 132 SMs, q = 0.9930 */
+    assert_true(fabs(t16 / (2 * pow(16384, 3) / (953.7e12 * 0.745 * 16384 / 16500.0)) - 1) < 1e-4);
+    assert_true(fabs(t8 / (2 * pow(16384, 3) / (528 * 2048 * 1950e6 * 0.655 * 16384 / 16500.0)) -
+                     1) < 1e-9);
+}
+
+/*
  * Triton backward extras, MHA, 16-bit: preprocess 2*2 B, zeroing 4 B, copy
  * 4+2 B per Q element, and the cat 2*2 B per Q, K and V element (3x Q):
  * 26 B per Q element in four kernels; none for the CUDA kernels.
@@ -156,6 +197,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cost_gemm_a100_microbench),
+        cmocka_unit_test(test_cost_gemm_peak_from_clocks),
         cmocka_unit_test(test_cost_triton_backward_extra),
         cmocka_unit_test(test_cost_fused_softmax_fa1_megatron),
         cmocka_unit_test(test_cost_fused_softmax_causal_reads_half),

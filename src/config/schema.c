@@ -197,6 +197,37 @@ static const struct field flops_rows[] = {
 };
 static const struct section flops_section = SECTION("gpu.flops", flops_rows, 0);
 
+/* The clock model (hardware.h, cost.h "GEMM peak"): per tensor-core dtype. */
+#define PER_DT(k, member, dt)                                                                      \
+    .key = k, .off = offsetof(struct gpu_spec, member) + (dt) * sizeof(double),                    \
+    .size = sizeof(double)
+#define TC_DTYPES(macro, what)                                                                     \
+    { macro("tf32", DT_TF32), .doc = "TF32 " what },                                               \
+        { macro("bf16", DT_BF16), .doc = "BF16 " what },                                           \
+        { macro("fp16", DT_FP16), .doc = "FP16 " what },                                           \
+        { macro("fp8", DT_FP8), .doc = "FP8 " what },                                              \
+    {                                                                                              \
+        macro("int8", DT_INT8), .doc = "INT8 " what                                                \
+    }
+#define TC_FLOP(k, dt)  PER_DT(k, tc_flop_clk, dt), .type = FT_FLOAT, .min = 0, .max = 1e6
+#define SUST_CLK(k, dt) PER_DT(k, clock_sust_Hz, dt), .type = FT_QTY, .unit = UNIT_FREQ
+
+static const struct field tc_flop_rows[] = {
+    TC_DTYPES(TC_FLOP, "dense FLOP per clock per tensor core"),
+};
+static const struct section tc_flop_section = SECTION("gpu.tensor_flop_per_clock", tc_flop_rows, 0);
+static const struct field sust_clock_rows[] = {
+    TC_DTYPES(SUST_CLK, "GEMMs on random data: SM clock held at the power cap"),
+};
+static const struct section sust_clock_section = SECTION("gpu.clock.sustained", sust_clock_rows, 0);
+static const struct field clock_rows[] = {
+    { QTY("max", struct gpu_spec, clock_max_Hz, UNIT_FREQ, NULL),
+      .doc = "highest SM clock (nvidia-smi Max Clocks SM)" },
+    { SECT0("sustained", sust_clock_section),
+      .doc = "SM clock per dtype at the power cap, random-data GEMMs" },
+};
+static const struct section clock_section = SECTION("gpu.clock", clock_rows, 0);
+
 static const struct field gpu_rows[] = {
     { STR("model", struct gpu_spec, model), .flags = F_REQUIRED, .doc = "marketing name" },
     { ENUM("arch", struct gpu_spec, arch, arch_names, NULL), .flags = F_REQUIRED,
@@ -209,13 +240,20 @@ static const struct field gpu_rows[] = {
       .flags = F_REQUIRED, .doc = "peak device memory bandwidth" },
     { SECT0("flops", flops_section), .flags = F_REQUIRED, .doc = "dense peaks per dtype" },
     { QTY("power", struct gpu_spec, power_W, UNIT_POWER, NULL), .doc = "board power (optional)" },
+    { INT("tensor_cores", struct gpu_spec, tensor_cores, 1, NULL),
+      .doc = "tensor cores of the enabled SMs (clock model, optional)" },
+    { SECT0("tensor_flop_per_clock", tc_flop_section),
+      .doc = "dense FLOP per clock per tensor core, per dtype (clock model)" },
+    { SECT0("clock", clock_section), .doc = "SM clocks (clock model)" },
 };
 static const struct section gpu_section = SECTION("gpu", gpu_rows, 0);
 
 /* Defaults equal cost_default_efficiency() (cost.c, with its sources); a test checks it. */
 static const struct field efficiency_rows[] = {
     { NUM("gemm_max", struct efficiency, gemm_max, 0, 1, "0.80"),
-      .doc = "best-shape GEMM throughput / peak" },
+      .doc = "best-shape GEMM throughput / GEMM peak (sustained-clock peak with gpu.clock)" },
+    { NUM("gemm_max_fp8", struct efficiency, gemm_max_fp8, 0, 1, "0"), .flags = F_ZERO_OK,
+      .doc = "the same for FP8 GEMMs; 0 = gemm_max" },
     { QTY("gemm_latency", struct efficiency, gemm_latency, UNIT_TIME, "5 us"), .flags = F_ZERO_OK,
       .doc = "fixed cost per GEMM kernel (small-size falloff)" },
     { INT("tile_m", struct efficiency, tile_m, 1, "128"), .doc = "output tile rows" },
@@ -344,11 +382,19 @@ static const struct section collective_section = {
     .elem_size = sizeof(struct coll_calib),
 };
 
+static const struct field calib_clock_rows[] = {
+    { SECT0("sustained", sust_clock_section),
+      .doc = "SM clock per dtype at the power cap, random-data GEMMs" },
+};
+static const struct section calib_clock_section = SECTION("clock", calib_clock_rows, 0);
+
 static const struct field calibration_rows[] = {
     { TEXT("hardware"), .flags = F_REQUIRED, .doc = "the hardware name it was measured on" },
     { TEXT("source"), .doc = "free text: measurements, date, GPU" },
     { SECT("efficiency", struct hardware, eff, schema_efficiency),
       .doc = "replaces the named efficiency keys" },
+    { SECT("clock", struct hardware, gpu, calib_clock_section),
+      .doc = "replaces the named sustained SM clocks (gpu.clock.sustained)" },
     { .key = "collectives",
       .type = FT_TABLE,
       AT(struct hardware, coll_cal),
