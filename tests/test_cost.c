@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "config/config.h"
+#include "model/attn_table.h"
 #include "model/cost.h"
 
 #define DATA(rel) SIMTRAIN_SOURCE_DIR "/" rel
@@ -104,6 +105,37 @@ static void test_cost_gemm_peak_from_clocks(void **state)
     assert_true(fabs(t16 / (2 * pow(16384, 3) / (953.7e12 * 0.745 * 16384 / 16500.0)) - 1) < 1e-4);
     assert_true(fabs(t8 / (2 * pow(16384, 3) / (528 * 2048 * 1950e6 * 0.655 * 16384 / 16500.0)) -
                      1) < 1e-9);
+}
+
+/*
+ * Published fused-attention rates (attn_table.c), relative to FlashAttention-2 at head
+ * dimension 128, sequence 8192, no mask: the A100 Triton bar at 2k causal (68 of 201 TFLOP/s,
+ * FA2 paper Fig. 4), H100 FA2 at 16k causal (328 of 335), halfway in log2(seq) between 2k and
+ * 4k, halfway in head dimension, clamped below 512, the Hopper Triton estimate (H100 FA1 x A100
+ * Triton / A100 FA1: 108 x 68 / 69 at 2k), FA3 (FA2 x 521 / 298 forward at 2k), and FA3 on
+ * Ampere falling back to FA2 (the loader refuses it there).
+ */
+static void test_cost_attention_published_rates(void **state)
+{
+    (void)state;
+    assert_true(fabs(attn_rel_rate(ARCH_AMPERE, ATTN_IMPL_TRITON, 128, true, 2048) - 68.0 / 201) <
+                1e-12);
+    assert_true(fabs(attn_rel_rate(ARCH_HOPPER, ATTN_IMPL_CUDA, 128, true, 16384) - 328.0 / 335) <
+                1e-12);
+    assert_true(fabs(attn_rel_rate(ARCH_HOPPER, ATTN_IMPL_CUDA, 128, true, 2896.3) -
+                     (265 + 294) / 2.0 / 335) < 1e-4);
+    assert_true(fabs(attn_rel_rate(ARCH_HOPPER, ATTN_IMPL_CUDA, 96, false, 8192) -
+                     (294 + 335) / 2.0 / 335) < 1e-12);
+    assert_true(fabs(attn_rel_rate(ARCH_HOPPER, ATTN_IMPL_CUDA, 128, true, 128) - 163.0 / 335) <
+                1e-12);
+    assert_true(fabs(attn_rel_rate(ARCH_HOPPER, ATTN_IMPL_TRITON, 128, true, 2048) -
+                     108.0 * 68 / 69 / 335) < 1e-12);
+    assert_true(fabs(attn_rel_rate(ARCH_HOPPER, ATTN_IMPL_FA3, 128, true, 2048) -
+                     265.0 * 521 / 298 / 335) < 1e-12);
+    assert_true(fabs(attn_rel_rate(ARCH_AMPERE, ATTN_IMPL_FA3, 128, true, 2048) -
+                     attn_rel_rate(ARCH_AMPERE, ATTN_IMPL_CUDA, 128, true, 2048)) < 1e-15);
+    assert_false(attn_impl_available(ARCH_AMPERE, ATTN_IMPL_FA3));
+    assert_true(attn_impl_available(ARCH_HOPPER, ATTN_IMPL_FA3));
 }
 
 /*
@@ -198,6 +230,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cost_gemm_a100_microbench),
         cmocka_unit_test(test_cost_gemm_peak_from_clocks),
+        cmocka_unit_test(test_cost_attention_published_rates),
         cmocka_unit_test(test_cost_triton_backward_extra),
         cmocka_unit_test(test_cost_fused_softmax_fa1_megatron),
         cmocka_unit_test(test_cost_fused_softmax_causal_reads_half),

@@ -241,12 +241,12 @@ static void test_validate_derived_defaults_and_accuracy_columns(void **state)
     assert_true(s->zero.overlap_comm);
     validate_release(&rep);
     snprintf(text, sizeof(text),
-             "%sz3,fake-a100,8,4,1024,16,32000,2048,64,1,,,cudnn,,lora,1.5,"
+             "%sz3,fake-a100,8,4,1024,16,32000,2048,64,1,,,xformers,,lora,1.5,"
              "step_time_s,1\n",
              head);
     assert_int_equal(run(text, &f, &rep, stderr), 0);
     assert_false(rep.rows[0].ok);
-    assert_string_equal(rep.rows[0].reason, "unknown attn_impl 'cudnn'");
+    assert_string_equal(rep.rows[0].reason, "unknown attn_impl 'xformers'");
     validate_release(&rep);
 }
 

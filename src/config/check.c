@@ -15,6 +15,7 @@
 
 #include "base/units.h"
 #include "config/schema.h"
+#include "model/attn_table.h"
 #include "model/cost.h"
 #include "model/layout.h"
 #include "model/partition.h"
@@ -429,9 +430,9 @@ static int check_memory_features(struct scenario *s, struct cfg_error *err)
     if (!(t->lora.dropout >= 0 && t->lora.dropout <= 1))
         return fail(err, "training.lora.dropout", "lora dropout (%g) must be between 0 and 1",
                     t->lora.dropout);
-    if (t->attention_impl == ATTN_IMPL_TRITON && t->attention != ATTN_FLASH)
-        return fail(err, "training.attention_impl",
-                    "attention_impl 'triton' needs attention 'flash'");
+    if (t->attention_impl != ATTN_IMPL_CUDA && t->attention != ATTN_FLASH)
+        return fail(err, "training.attention_impl", "attention_impl '%s' needs attention 'flash'",
+                    attn_impl_name(t->attention_impl));
     return 0;
 }
 
@@ -452,6 +453,10 @@ static int check_hardware_features(struct scenario *s, struct cfg_error *err)
     if (t->precision == DT_FP8 && !(hw->gpu.flops[DT_FP8] > 0))
         return fail(err, "training.precision", "precision 'fp8' needs an fp8 peak in hardware '%s'",
                     hw_name(hw));
+    if (!attn_impl_available(hw->gpu.arch, t->attention_impl))
+        return fail(err, "training.attention_impl",
+                    "attention_impl '%s' needs a Hopper GPU (hardware '%s' is %s)",
+                    attn_impl_name(t->attention_impl), hw_name(hw), arch_name(hw->gpu.arch));
     if (!coll_algo_available(hw, algo))
         return fail(err, "nccl.algo",
                     "nccl algo '%s' needs an NVSwitch system of the Hopper generation or later",

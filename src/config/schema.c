@@ -65,6 +65,8 @@ static const struct enum_name attention_names[] = {
 static const struct enum_name attention_impl_names[] = {
     { "cuda", ATTN_IMPL_CUDA },
     { "triton", ATTN_IMPL_TRITON },
+    { "fa3", ATTN_IMPL_FA3 },
+    { "cudnn", ATTN_IMPL_CUDNN },
     { NULL, 0 },
 };
 static const struct enum_name model_code_names[] = {
@@ -506,7 +508,8 @@ static const struct field training_rows[] = {
     { ENUM("attention", struct training, attention, attention_names, "flash"),
       .doc = "attention kernel" },
     { ENUM("attention_impl", struct training, attention_impl, attention_impl_names, "cuda"),
-      .doc = "flash kernels: cuda (FlashAttention-2) or triton" },
+      .doc = "flash kernels: cuda (FlashAttention-2), triton (flash_attn_triton.py), fa3 (Hopper), "
+             "cudnn" },
     { ENUM("cross_entropy", struct training, cross_entropy, cross_entropy_names, "fp32"),
       .doc = "loss on fp32-upcast logits, or fused on 16-bit logits" },
     { ENUM("model_code", struct training, model_code, model_code_names, "auto"),

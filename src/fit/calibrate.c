@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/attn_table.h"
 #include "model/cost.h"
 #include "fit/fit.h"
 
@@ -45,6 +46,14 @@ static const struct coll_calib *find_coll(const struct hardware *hw, const struc
     return NULL;
 }
 
+/* A fused-attention row's FlashAttention-2 rate relative to the reference shape (attn_table.h). */
+static double flash_rel(const struct hardware *hw, const struct measurement *m)
+{
+    if (!(m->seq > 0 && m->head_dim > 0))
+        return 1;
+    return attn_rel_rate(hw->gpu.arch, ATTN_IMPL_CUDA, m->head_dim, m->causal, m->seq);
+}
+
 double calib_predict_rate(const struct hardware *hw, const struct efficiency *eff,
                           const struct measurement *m)
 {
@@ -62,7 +71,7 @@ double calib_predict_rate(const struct hardware *hw, const struct efficiency *ef
     case MEAS_GEMM_BEST:
         return cost_gemm_peak_at(&hw->gpu, m->dtype, clock) * cost_gemm_eff(eff, m->dtype);
     case MEAS_ATTN_FLASH:
-        return peak * eff->attn_flash;
+        return peak * eff->attn_flash * flash_rel(hw, m);
     case MEAS_ATTN_STD:
         return peak * eff->attn_standard;
     case MEAS_MEMBOUND:
@@ -163,7 +172,8 @@ static void fit_attention(const struct hardware *hw, const struct meas_set *ms,
 
         for (int i = 0; i < n; i++)
             if (rows[i]->kind == kinds[k])
-                f[m++] = rows[i]->rate / cost_peak_flops(&hw->gpu, rows[i]->dtype);
+                f[m++] = rows[i]->rate / cost_peak_flops(&hw->gpu, rows[i]->dtype) /
+                         (k == 0 ? flash_rel(hw, rows[i]) : 1);
         if (m) {
             *target[k] = rel_mean(f, m);
             r->fitted |= bit[k];
@@ -172,10 +182,12 @@ static void fit_attention(const struct hardware *hw, const struct meas_set *ms,
     pred = f;
     for (int i = 0; i < n; i++)
         pred[i] = cost_peak_flops(&hw->gpu, rows[i]->dtype) *
-                  (rows[i]->kind == MEAS_ATTN_FLASH ? r->eff.attn_flash : r->eff.attn_standard);
+                  (rows[i]->kind == MEAS_ATTN_FLASH ? r->eff.attn_flash * flash_rel(hw, rows[i])
+                                                    : r->eff.attn_standard);
     calib_quality_of(rows, pred, n, &r->q_attn);
     snprintf(r->q_attn.note, sizeof(r->q_attn.note), "%s",
-             n ? "achieved FLOP/s / peak, relative least squares" : "no attention rows");
+             n ? "achieved FLOP/s / peak (fused: FA2 at the reference shape), relative LS"
+               : "no attention rows");
     free(f);
     free(rows);
 }

@@ -16,7 +16,9 @@
  *               the sustained clock, which is fitted where rows of a dtype
  *               with and without a clock meet, or read from `gemm_sustained`
  *               rows that logged it (calibrate_gemm.c).
- *   attention   attn_flash / attn_standard = achieved FLOP/s / peak (relative LS)
+ *   attention   attn_flash / attn_standard = achieved FLOP/s / peak (relative LS);
+ *               a fused row counts as FlashAttention-2 at its shape, converted to the
+ *               reference shape by the published rates (attn_table.h)
  *   memory      t = launch + bytes / (peak_bw * mem_bw), a weighted line when
  *               two or more sizes are timed; otherwise mem_bw from achieved GB/s
  *   collectives alpha-beta per (op, algo, proto, scope):
@@ -67,6 +69,8 @@ struct measurement {
     int op;                /* enum coll_op, for MEAS_COLL */
     int algo, proto;       /* enum coll_algo / coll_proto; AUTO when not given */
     double time_s;         /* time per call, s; 0 = not given */
+    double head_dim, seq;  /* attention shape; 0 = not given (the reference shape) */
+    bool causal;           /* attention with a causal mask */
     double clock_Hz;       /* SM clock the run logged (sm_clock_mhz), Hz; 0 = not logged */
     double power_W;        /* board power the run logged (power_w), W; 0 = not logged */
     bool sustained;        /* gemm_sustained: a long run at the power cap on random data */

@@ -202,6 +202,9 @@ static int read_attn_shape(struct reader *rd, struct measurement *m)
         return -1;
     if (v[0] > 0 && v[1] > 0 && v[2] > 0 && v[3] > 0)
         m->flops = 4 * v[0] * v[1] * v[2] * v[2] * v[3] * (v[4] > 0 ? 0.5 : 1);
+    m->seq = v[2];
+    m->head_dim = v[3];
+    m->causal = v[4] > 0;
     return 0;
 }
 

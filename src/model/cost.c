@@ -3,6 +3,8 @@
 
 #include <math.h>
 
+#include "model/attn_table.h"
+
 void cost_default_efficiency(struct efficiency *eff)
 {
     /* Defaults are deliberately generic; shipped hardware files set measured values. */
@@ -139,24 +141,13 @@ sim_time cost_attention(const struct gpu_spec *gpu, const struct efficiency *eff
     return attention_time(gpu, eff, dt, frac, flops, bytes);
 }
 
-double cost_attn_impl_speed(enum attn_impl impl)
-{
-    /*
-     * FA2 §4.1 (arXiv:2307.08691): FlashAttention-2 is "1.3-2.5x faster than
-     * FlashAttention in Triton" over its benchmark grid (A100, head dims 64 and
-     * 128, causal or not, sequence 512-16k). The paper's range is all that is
-     * stated, so the Triton kernels run at the geometric middle, 1/sqrt(1.3 * 2.5)
-     * = 1/1.80 of FlashAttention-2's throughput (docs/model.md: sensitivity).
-     */
-    if (impl == ATTN_IMPL_TRITON)
-        return 1.0 / sqrt(1.3 * 2.5);
-    return 1.0;
-}
-
 sim_time cost_flash_attention(const struct gpu_spec *gpu, const struct efficiency *eff,
-                              enum dtype dt, enum attn_impl impl, double flops, double bytes)
+                              enum dtype dt, enum attn_impl impl, const struct attn_shape *sh,
+                              double flops, double bytes)
 {
-    return attention_time(gpu, eff, dt, eff->attn_flash * cost_attn_impl_speed(impl), flops, bytes);
+    double rel = attn_rel_rate(gpu->arch, impl, sh->head_dim, sh->causal, sh->seq);
+
+    return attention_time(gpu, eff, dt, eff->attn_flash * rel, flops, bytes);
 }
 
 sim_time cost_attn_impl_bwd_extra(const struct gpu_spec *gpu, const struct efficiency *eff,

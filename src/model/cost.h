@@ -28,7 +28,8 @@
  * gemm_max the achieved fraction of it.
  *
  * Memory-bound kernels: t = launch + bytes / (mem_bw_Bps * eff.mem_bw)
- * (roofline, formulas.md §6.1, §6.4). Attention: FLOPs / (peak * attn_*).
+ * (roofline, formulas.md §6.1, §6.4). Attention: FLOPs / (peak * attn_*), fused
+ * attention with the published rate of its kernels at its shape (attn_table.h).
  * All functions are pure and return nanoseconds.
  */
 #ifndef SIMTRAIN_COST_H
@@ -59,14 +60,6 @@ sim_time cost_attention(const struct gpu_spec *gpu, const struct efficiency *eff
                         enum attn_kind kind, double flops, double bytes);
 
 /*
- * Throughput of FlashAttention kernels `impl` relative to the FlashAttention-2
- * CUDA kernels that `attn_flash` was measured with: 1 for CUDA; for the Triton
- * implementation 1/sqrt(1.3 * 2.5), the geometric middle of FA2 §4.1's "1.3-2.5x
- * faster than FlashAttention in Triton" (arXiv:2307.08691).
- */
-double cost_attn_impl_speed(enum attn_impl impl);
-
-/*
  * Memory-bound work around the backward kernel of FlashAttention `impl`,
  * beyond its math (0 for the CUDA kernels, which write dq, dk, dv in place).
  * Triton (llm-foundry flash_attn_triton.py _flash_attn_backward, called by
@@ -80,9 +73,23 @@ double cost_attn_impl_speed(enum attn_impl impl);
 sim_time cost_attn_impl_bwd_extra(const struct gpu_spec *gpu, const struct efficiency *eff,
                                   enum attn_impl impl, double q_elems, double qkv_elems, double p);
 
-/* cost_attention() for fused attention run by kernels `impl`. */
+/* The shape fused-attention rates depend on (attn_table.h). */
+struct attn_shape {
+    double head_dim; /* width of one head */
+    double seq;      /* key length each query attends over (the full sequence) */
+    bool causal;     /* masked: kernels skip the blocks above the diagonal */
+};
+
+/*
+ * Fused attention run by kernels `impl` doing `flops` (as executed: half the s^2 work when
+ * causal) with `bytes` of I/O: FLOPs / (peak[dt] x attn_flash x attn_rel_rate()), where
+ * attn_flash is FlashAttention-2's efficiency at the reference shape and the published
+ * per-shape rates of each implementation set the rest (attn_table.c), at least the memory
+ * roofline, plus the launch.
+ */
 sim_time cost_flash_attention(const struct gpu_spec *gpu, const struct efficiency *eff,
-                              enum dtype dt, enum attn_impl impl, double flops, double bytes);
+                              enum dtype dt, enum attn_impl impl, const struct attn_shape *sh,
+                              double flops, double bytes);
 
 /*
  * Megatron's fused scale-mask-softmax kernels (megatron/fused_kernels/

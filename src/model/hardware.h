@@ -50,10 +50,11 @@ struct gpu_spec {
      * random-data GEMMs of that dtype. All optional; without them GEMMs run
      * against the datasheet peak flops[].
      */
-    int tensor_cores;               /* tensor cores on the die's enabled SMs; 0 = not given */
-    double tc_flop_clk[DT_COUNT];   /* dense FLOP per clock per tensor core; 0 = not given */
-    double clock_max_Hz;            /* highest SM clock (nvidia-smi Max Clocks SM), Hz; 0 = not given */
-    double clock_sust_Hz[DT_COUNT]; /* SM clock sustained at the power cap, per dtype, Hz; 0 = not given */
+    int tensor_cores;             /* tensor cores on the die's enabled SMs; 0 = not given */
+    double tc_flop_clk[DT_COUNT]; /* dense FLOP per clock per tensor core; 0 = not given */
+    double clock_max_Hz; /* highest SM clock (nvidia-smi Max Clocks SM), Hz; 0 = not given */
+    double clock_sust_Hz[DT_COUNT]; /* SM clock sustained at the power cap, per dtype, Hz; 0 = not
+                                       given */
 };
 
 /*

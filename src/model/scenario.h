@@ -37,10 +37,12 @@ enum attn_kind {
     ATTN_STANDARD
 };
 
-/* Which FlashAttention kernels run fused attention (cost.c). */
+/* Which kernels run fused attention (cost.c, attn_table.c: published rates of each). */
 enum attn_impl {
-    ATTN_IMPL_CUDA,  /* FlashAttention-2 CUDA kernels (the hardware's attn_flash efficiency) */
-    ATTN_IMPL_TRITON /* FlashAttention in Triton (flash_attn_triton.py; MPT attn_impl: triton) */
+    ATTN_IMPL_CUDA,   /* FlashAttention-2 CUDA kernels (the hardware's attn_flash efficiency) */
+    ATTN_IMPL_TRITON, /* FlashAttention in Triton (flash_attn_triton.py; MPT attn_impl: triton) */
+    ATTN_IMPL_FA3,    /* FlashAttention-3 (Hopper only) */
+    ATTN_IMPL_CUDNN   /* cuDNN fused attention (PyTorch SDPA's cuDNN backend, Transformer Engine) */
 };
 
 /* How the loss reads the logits (workload.c, workload_head). */
@@ -269,5 +271,6 @@ const char *schedule_name(enum pp_schedule s);
 const char *recompute_name(enum recompute r);
 const char *optimizer_name(enum optimizer_kind o);
 const char *finetune_name(enum finetune f);
+const char *attn_impl_name(enum attn_impl i);
 
 #endif

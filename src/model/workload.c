@@ -11,10 +11,11 @@ struct ctx {
     const struct scenario *s;
     const struct gpu_spec *gpu;
     const struct efficiency *eff;
-    enum dtype dt;
-    double p;  /* bytes per activation element */
-    double T;  /* tokens per rank entering GEMMs (b * s / cp) */
-    double Tn; /* tokens per rank in norms, dropout, residual (T / tp under SP) */
+    enum dtype dt;  /* projection GEMMs (FP8 under an FP8 recipe) */
+    enum dtype adt; /* attention core: 16-bit under FP8 (TE fp8_dpa and torchao: off by default) */
+    double p;       /* bytes per activation element */
+    double T;       /* tokens per rank entering GEMMs (b * s / cp) */
+    double Tn;      /* tokens per rank in norms, dropout, residual (T / tp under SP) */
     double tp;
     bool lora;        /* LoRA or QLoRA: base weights frozen */
     bool qlora;       /* base projection weights stored as NF4 */
@@ -57,6 +58,16 @@ static void gemm(const struct ctx *c, struct op *o, double m, double n, double k
     o->t_dgrad = cost_gemm(c->gpu, c->eff, c->dt, m, k, n, batch);
     o->t_wgrad = cost_gemm(c->gpu, c->eff, c->dt, k, n, m, batch);
     o->saved = saved;
+}
+
+/* An attention-core GEMM (QK^T or AV, no weights): gemm() in the attention dtype. */
+static void attn_gemm(const struct ctx *c, struct op *o, double m, double n, double k, double batch,
+                      double saved)
+{
+    struct ctx a = *c;
+
+    a.dt = c->adt;
+    gemm(&a, o, m, n, k, batch, saved);
 }
 
 /* A memory-bound op moving `bytes` forward; backward moves about twice as much. */
@@ -199,6 +210,12 @@ static void ctx_init(struct ctx *c, const struct scenario *s, const struct shard
     c->gpu = &s->hw.gpu;
     c->eff = &s->hw.eff;
     c->dt = sh->dt;
+    /*
+     * FP8 recipes run the attention core in BF16: Transformer Engine's fp8_dpa / fp8_mha are
+     * False by default (transformer_engine/common/recipe), torchao converts nn.Linear only
+     * (float8_linear.py), llm-foundry's amp_fp8 swaps the four projections for te.Linear.
+     */
+    c->adt = sh->dt == DT_FP8 ? DT_BF16 : sh->dt;
     /* fp8 training keeps activations in 16 bits outside the GEMMs (Transformer Engine). */
     c->p = dtype_bytes(sh->dt) < 2 ? 2 : dtype_bytes(sh->dt);
     c->tp = sh->tp;
@@ -386,15 +403,16 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
         /* Fused kernel: saves Q, K, V and fp32 log-sum-exp; O is saved as the out-proj input. */
         double flops = 4 * b * sq * sk * q;
         double io = p * T * (2 * q + 2 * kv);
+        enum attn_impl impl = c->s->train.attention_impl;
+        struct attn_shape shape = { d, sk, true };
         o = add_op(ops, n, MAX_OPS, "flash_attention", OP_ATTN, PART_ATTN, SEG_CORE);
         o->flops = flops;
         o->hw_flops = flops / 2; /* causal: masked blocks skipped */
         o->bytes = io;
-        enum attn_impl impl = c->s->train.attention_impl;
-        o->t_fwd = cost_flash_attention(c->gpu, c->eff, c->dt, impl, o->hw_flops, io);
-        o->t_dgrad =
-            time_add(cost_flash_attention(c->gpu, c->eff, c->dt, impl, 2.5 * o->hw_flops, 2 * io),
-                     cost_attn_impl_bwd_extra(c->gpu, c->eff, impl, T * q, T * (q + 2 * kv), p));
+        o->t_fwd = cost_flash_attention(c->gpu, c->eff, c->adt, impl, &shape, o->hw_flops, io);
+        o->t_dgrad = time_add(
+            cost_flash_attention(c->gpu, c->eff, c->adt, impl, &shape, 2.5 * o->hw_flops, 2 * io),
+            cost_attn_impl_bwd_extra(c->gpu, c->eff, impl, T * q, T * (q + 2 * kv), p));
         o->saved = p * T * (q + 2 * kv) + 4 * T * heads;
         if (c->eager)
             o->saved += p * T * q; /* O; the out-proj input is a contiguous copy of it */
@@ -403,16 +421,16 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
         /* Unfused: batched QK^T, scale-mask-softmax (+dropout), batched AV (KOR22 §4.1). */
         double probs = b * heads * sq * sk;
         o = add_op(ops, n, MAX_OPS, "attn_scores", OP_GEMM, PART_ATTN, SEG_CORE);
-        gemm(c, o, sq, sk, d, b * heads, p * T * (q + kv));
+        attn_gemm(c, o, sq, sk, d, b * heads, p * T * (q + kv));
         o->t_wgrad = 0; /* no weights: both backward GEMMs are input gradients */
-        o->t_dgrad = time_mul(cost_gemm(c->gpu, c->eff, c->dt, sq, d, sk, b * heads), 2);
+        o->t_dgrad = time_mul(cost_gemm(c->gpu, c->eff, c->adt, sq, d, sk, b * heads), 2);
         o->core = true;
         o->kept = o->saved; /* Q and K are the recomputation's inputs (KOR22 §5) */
         softmax_ops(c, ops, n, probs);
         o = add_op(ops, n, MAX_OPS, "attn_values", OP_GEMM, PART_ATTN, SEG_CORE);
-        gemm(c, o, sq, d, sk, b * heads, p * T * kv);
+        attn_gemm(c, o, sq, d, sk, b * heads, p * T * kv);
         o->t_wgrad = 0;
-        o->t_dgrad = time_mul(cost_gemm(c->gpu, c->eff, c->dt, sq, sk, d, b * heads), 2);
+        o->t_dgrad = time_mul(cost_gemm(c->gpu, c->eff, c->adt, sq, sk, d, b * heads), 2);
         o->core = true;
         o->kept = o->saved; /* V */
         /*

@@ -40,8 +40,10 @@
  * - The loss: fp32-upcast logits (Megatron's vocab-parallel cross-entropy as
  *   its separate fp32 passes, mpu/cross_entropy.py) or flash_attn's fused
  *   cross-entropy on the 16-bit logits (training.cross_entropy: fused).
- * - FlashAttention kernels: FlashAttention-2 CUDA, or FlashAttention in Triton
- *   at FA2 §4.1's middle slowdown (cost_attn_impl_speed()).
+ * - Fused attention kernels (training.attention_impl): FlashAttention-2 CUDA, the
+ *   Triton FlashAttention of flash_attn_triton.py, FlashAttention-3, cuDNN, each at its
+ *   published rate for the layer's head dimension and sequence (attn_table.h); the core
+ *   runs in BF16 under FP8 (FP8 recipes convert the linears only).
  * - MoE token permutation and unpermutation (Megatron core moe_utils.py) as
  *   memory-bound passes over the T*k routed copies.
  * - Eager modules (workload_eager()) save more than Megatron's fused kernels
