@@ -603,6 +603,7 @@ static void test_workload_triton_attention_slower(void **state)
     cuda.hw = *h100;
     fp8 = cuda;
     fp8.train.precision = DT_FP8;
+    fp8.train.fp8_recipe = FP8_TE_DELAYED;
     layer_of(&cuda, &a);
     layer_of(&fp8, &c);
     assert_true(find_op(&c, "flash_attention")->t_fwd == find_op(&a, "flash_attention")->t_fwd);

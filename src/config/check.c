@@ -91,6 +91,9 @@ void cfg_derive_defaults(struct scenario *s, unsigned given)
      */
     if (!(given & GIVEN_DDP_OVERLAP))
         s->ddp.overlap = !scenario_megatron_ddp(s);
+    /* FP8 without a named recipe: Transformer Engine's default, delayed scaling. */
+    if (!(given & GIVEN_FP8_RECIPE))
+        s->train.fp8_recipe = p == DT_FP8 ? FP8_TE_DELAYED : FP8_NONE;
 }
 
 /* ---- model --------------------------------------------------------------------------------- */
@@ -453,6 +456,13 @@ static int check_hardware_features(struct scenario *s, struct cfg_error *err)
     if (t->precision == DT_FP8 && !(hw->gpu.flops[DT_FP8] > 0))
         return fail(err, "training.precision", "precision 'fp8' needs an fp8 peak in hardware '%s'",
                     hw_name(hw));
+    if (t->precision == DT_FP8 && t->fp8_recipe == FP8_NONE)
+        return fail(err, "training.fp8_recipe",
+                    "precision 'fp8' needs an fp8_recipe other than 'none'");
+    if (t->precision != DT_FP8 && t->fp8_recipe != FP8_NONE)
+        return fail(err, "training.fp8_recipe",
+                    "fp8_recipe '%s' needs precision 'fp8' (precision is '%s')",
+                    fp8_recipe_name(t->fp8_recipe), dtype_name(t->precision));
     if (!attn_impl_available(hw->gpu.arch, t->attention_impl))
         return fail(err, "training.attention_impl",
                     "attention_impl '%s' needs a Hopper GPU (hardware '%s' is %s)",

@@ -69,6 +69,14 @@ static const struct enum_name attention_impl_names[] = {
     { "cudnn", ATTN_IMPL_CUDNN },
     { NULL, 0 },
 };
+static const struct enum_name fp8_recipe_names[] = {
+    { "none", FP8_NONE },
+    { "te_delayed", FP8_TE_DELAYED },
+    { "te_current", FP8_TE_CURRENT },
+    { "torchao_tensorwise", FP8_TORCHAO_TENSORWISE },
+    { "torchao_rowwise", FP8_TORCHAO_ROWWISE },
+    { NULL, 0 },
+};
 static const struct enum_name model_code_names[] = {
     { "auto", CODE_AUTO }, { "megatron", CODE_MEGATRON },
     { "hf", CODE_HF },     { "litgpt", CODE_LITGPT },
@@ -512,6 +520,14 @@ static const struct field training_rows[] = {
              "cudnn" },
     { ENUM("cross_entropy", struct training, cross_entropy, cross_entropy_names, "fp32"),
       .doc = "loss on fp32-upcast logits, or fused on 16-bit logits" },
+    /* Issue 15 (FP8 as it runs, torch.compile): the framework profiles set these per stack. */
+    { ENUM("fp8_recipe", struct training, fp8_recipe, fp8_recipe_names, NULL),
+      .given = GIVEN_FP8_RECIPE, .def_doc = "te_delayed for precision fp8, else none",
+      .doc = "how FP8 linears cast: Transformer Engine delayed / current scaling, torchao" },
+    { BOOL("fp8_filter_small", struct training, fp8_filter_small, "false"),
+      .doc = "torchao auto_filter_small_kn: linears too small to gain stay BF16" },
+    { BOOL("compile", struct training, compile, "false"),
+      .doc = "torch.compile: FP8 casts fused into their producers, fewer kernel launches" },
     { ENUM("model_code", struct training, model_code, model_code_names, "auto"),
       .doc = "whose modules: auto, megatron (fused), hf (Transformers + PEFT), litgpt" },
     { ENUM("finetune", struct training, finetune, finetune_names, "full"),

@@ -45,6 +45,20 @@ enum attn_impl {
     ATTN_IMPL_CUDNN   /* cuDNN fused attention (PyTorch SDPA's cuDNN backend, Transformer Engine) */
 };
 
+/*
+ * How FP8 training casts the projections (training.fp8_recipe, workload.c "FP8 linears"):
+ * Transformer Engine's delayed scaling (scale from the amax history, amax fused into the
+ * cast) or current scaling (Float8CurrentScaling: an amax pass before each cast), torchao
+ * Float8Linear's dynamic tensorwise or rowwise scaling. NONE: no FP8 (precision not fp8).
+ */
+enum fp8_recipe {
+    FP8_NONE,
+    FP8_TE_DELAYED,
+    FP8_TE_CURRENT,
+    FP8_TORCHAO_TENSORWISE,
+    FP8_TORCHAO_ROWWISE
+};
+
 /* How the loss reads the logits (workload.c, workload_head). */
 enum cross_entropy {
     CE_FP32, /* logits upcast to fp32 and kept (Megatron, torch.nn.CrossEntropyLoss) */
@@ -105,6 +119,9 @@ struct training {
     enum attn_impl attention_impl; /* kernels of fused attention */
     enum cross_entropy cross_entropy;
     enum model_code model_code;
+    enum fp8_recipe fp8_recipe; /* FP8 linears under precision fp8 (te_delayed by default) */
+    bool fp8_filter_small;      /* torchao auto_filter_small_kn: small linears stay BF16 */
+    bool compile;               /* torch.compile: casts and element-wise ops fused */
     enum finetune finetune;
     struct lora_spec lora;
     enum offload offload;
@@ -272,5 +289,6 @@ const char *recompute_name(enum recompute r);
 const char *optimizer_name(enum optimizer_kind o);
 const char *finetune_name(enum finetune f);
 const char *attn_impl_name(enum attn_impl i);
+const char *fp8_recipe_name(enum fp8_recipe r);
 
 #endif

@@ -98,20 +98,22 @@ enum op_seg {
 
 struct op {
     char name[24];
-    int kind;         /* enum op_kind */
-    int part;         /* enum layer_part (layers), 0 otherwise */
-    int seg;          /* enum op_seg */
-    double m, n, k;   /* GEMM: (m x k) @ (k x n), per rank */
-    double batch;     /* independent GEMMs of that shape (experts) */
-    double flops;     /* forward FLOPs counted for MFU, per rank */
-    double hw_flops;  /* forward FLOPs executed (causal skipping), per rank */
-    double bytes;     /* forward memory traffic, bytes */
-    sim_time t_fwd;   /* forward duration */
-    sim_time t_dgrad; /* backward w.r.t. inputs */
-    sim_time t_wgrad; /* backward w.r.t. weights (0 for ops without weights) */
-    double saved;     /* bytes saved for backward (no recompute) */
-    bool core;        /* recomputed by selective recompute (attention core) */
-    double kept;      /* core ops: bytes of `saved` selective recompute keeps (Q, K, V inputs) */
+    int kind;          /* enum op_kind */
+    int part;          /* enum layer_part (layers), 0 otherwise */
+    int seg;           /* enum op_seg */
+    double m, n, k;    /* GEMM: (m x k) @ (k x n), per rank */
+    double batch;      /* independent GEMMs of that shape (experts) */
+    double flops;      /* forward FLOPs counted for MFU, per rank */
+    double hw_flops;   /* forward FLOPs executed (causal skipping), per rank */
+    double bytes;      /* forward memory traffic, bytes */
+    sim_time t_fwd;    /* forward duration */
+    sim_time t_dgrad;  /* backward w.r.t. inputs */
+    sim_time t_wgrad;  /* backward w.r.t. weights (0 for ops without weights) */
+    double saved;      /* bytes saved for backward (no recompute) */
+    bool core;         /* recomputed by selective recompute (attention core) */
+    bool fp8;          /* projection GEMMs in FP8 (training.fp8_recipe; fp8.h) */
+    bool bias_in_cast; /* its bias gradient comes out of the FP8 output-gradient cast */
+    double kept;       /* core ops: bytes of `saved` selective recompute keeps (Q, K, V inputs) */
 };
 
 /* The per-rank slice of the work: micro-batch, sequence and parallel degrees. */
