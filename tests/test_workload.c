@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -612,6 +613,46 @@ static void test_workload_triton_attention_slower(void **state)
 }
 
 /*
+ * Host-bound layers (workload_host.c): a 768-wide Llama layer at one 128-token sequence under
+ * FSDP1 takes tens of microseconds per part on an A100, less than the host's bookkeeping of
+ * its 7 parameter tensors (two RMSNorm weights, fused QKV, output, gate, up, down: 10.7 + 6.9 us
+ * each to unshard and reshard, PR #96958), so the attention part (where the unit starts) runs at
+ * the host's time in forward, the MLP part in backward; without FSDP the 4 us per kernel the eager
+ * host spends is never more than the GPU (every kernel costs at least a launch there) and nothing
+ * changes; torch.compile adds a 44.3 us compiled-region call per part; at 64 sequences of 2048 the
+ * GPU dominates.
+ */
+static void test_workload_host_bound_small_layers(void **state)
+{
+    struct scenario tiny, fsdp, compiled, big;
+    struct layer_cost a, f, c, b;
+    int part;
+
+    (void)state;
+    llama(&tiny, 768, 12, 12, 2048, 2, 128, 1, FW_PYTORCH);
+    layer_of(&tiny, &a);
+    for (part = 0; part < PART_COUNT; part++)
+        assert_true(a.host[0][part] < a.fwd[part] && a.host[1][part] < a.dgrad[part]);
+    fsdp = tiny;
+    fsdp.par.sharding = SHARD_FSDP;
+    layer_of(&fsdp, &f);
+    assert_true(f.host[0][PART_ATTN] >= 7 * (10700 + 6900));
+    assert_true(llabs(f.fwd[PART_ATTN] - f.host[0][PART_ATTN]) <= f.nops);
+    assert_true(f.fwd[PART_MLP] == a.fwd[PART_MLP]);
+    assert_true(llabs(time_add(f.dgrad[PART_MLP], f.wgrad[PART_MLP]) - f.host[1][PART_MLP]) <=
+                2 * f.nops);
+    compiled = tiny;
+    compiled.train.compile = true;
+    layer_of(&compiled, &c);
+    assert_true(c.host[0][PART_MLP] >= 44300 && c.fwd[PART_MLP] >= c.host[0][PART_MLP]);
+    llama(&big, 4096, 32, 32, 11008, 2, 2048, 64, FW_PYTORCH);
+    big.par.sharding = SHARD_FSDP;
+    layer_of(&big, &b);
+    for (part = 0; part < PART_COUNT; part++)
+        assert_true(b.host[0][part] < b.fwd[part] / 100);
+}
+
+/*
  * lora_dropout > 0: the q, v adapters read a dropped copy of the QKV input, saved with its
  * 1-byte mask, so LoRA keeps T*h more bytes per layer (the frozen QKV no longer needs x) and
  * QLoRA, whose MatMul4Bit keeps x anyway, T*h*(p + 1) more.
@@ -693,6 +734,7 @@ int main(void)
         cmocka_unit_test(test_workload_megatron_cross_entropy_passes),
         cmocka_unit_test(test_workload_fused_cross_entropy_keeps_16bit_logits),
         cmocka_unit_test(test_workload_triton_attention_slower),
+        cmocka_unit_test(test_workload_host_bound_small_layers),
         cmocka_unit_test(test_workload_lora_dropout_keeps_copy_and_mask),
         cmocka_unit_test(test_workload_moe_permutation),
     };

@@ -280,6 +280,8 @@ static const struct field efficiency_rows[] = {
       .doc = "Megatron fused softmax backward, fraction of the memory-bound rate" },
     { QTY("launch", struct efficiency, launch, UNIT_TIME, "4 us"), .flags = F_ZERO_OK,
       .doc = "per-kernel launch overhead" },
+    { QTY("host_kernel", struct efficiency, host_kernel, UNIT_TIME, "4 us"), .flags = F_ZERO_OK,
+      .doc = "host CPU time per kernel of an eager PyTorch job (host-bound layers)" },
 };
 const struct section schema_efficiency = SECTION("efficiency", efficiency_rows, 0);
 

@@ -19,6 +19,8 @@ void cost_default_efficiency(struct efficiency *eff)
     eff->softmax_fwd = 0.43;   /* Megatron fused softmax, FlashAttention App. E.6 (below) */
     eff->softmax_bwd = 0.87;
     eff->launch = 4000; /* typical kernel launch + dependency overhead, ns */
+    eff->host_kernel =
+        4000; /* eager PyTorch CPU time per op: pytorch/pytorch #82793 (workload_host.c) */
 }
 
 /* The dtype whose datasheet peak cost_peak_flops() returns for `dt`. */

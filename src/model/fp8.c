@@ -51,6 +51,9 @@ static void te(const struct scenario *s, bool megatron, const struct fp8_proj *p
         out->fwd = time_add(out->fwd, s->hw.eff.launch);
         out->bwd = time_add(out->bwd, s->hw.eff.launch);
     }
+    /* X (1, or amax + cast), W (likewise), the amax update (delayed only); dY, update */
+    out->kernels_fwd = (fused_norm || !current ? 1 : 2) + (current ? 2 : 1) + (current ? 0 : 1);
+    out->kernels_bwd = 2;
     out->input_bytes = 1;
     out->weight_saved = megatron ? 0 : w;
     out->bias_grad_fused = true;
@@ -65,9 +68,13 @@ static void torchao(const struct scenario *s, const struct fp8_proj *pr, double 
     if (s->train.fp8_recipe == FP8_TORCHAO_TENSORWISE) {
         out->fwd = time_add(fuse ? passes(s, 4 * x, 2) : passes(s, 6 * x, 3), passes(s, 5 * w, 3));
         out->bwd = time_add(passes(s, 3 * w, 1), fuse ? passes(s, 4 * y, 2) : passes(s, 6 * y, 3));
+        out->kernels_fwd = (fuse ? 2 : 3) + 3;
+        out->kernels_bwd = 1 + (fuse ? 2 : 3);
     } else {
         out->fwd = time_add(passes(s, (fuse ? 6 : 8) * x, 2), passes(s, 3 * w, 1));
         out->bwd = time_add(passes(s, 7 * w, 2), passes(s, (fuse ? 6 : 8) * y, 2));
+        out->kernels_fwd = 3;
+        out->kernels_bwd = 4;
     }
 }
 

@@ -53,11 +53,12 @@ struct fp8_proj {
 
 /* What the recipe does to one projection. */
 struct fp8_cost {
-    bool fp8;             /* its GEMMs run in FP8 */
-    sim_time fwd, bwd;    /* cast kernels added to the forward and the backward */
-    double input_bytes;   /* bytes per input element it saves for backward (0: unchanged) */
-    double weight_saved;  /* bytes of FP8 weight copies alive from forward to backward */
-    bool bias_grad_fused; /* the bias gradient is computed by the output-gradient cast */
+    bool fp8;                     /* its GEMMs run in FP8 */
+    int kernels_fwd, kernels_bwd; /* how many (host.c counts their launches) */
+    sim_time fwd, bwd;            /* cast kernels added to the forward and the backward */
+    double input_bytes;           /* bytes per input element it saves for backward (0: unchanged) */
+    double weight_saved;          /* bytes of FP8 weight copies alive from forward to backward */
+    bool bias_grad_fused;         /* the bias gradient is computed by the output-gradient cast */
 };
 
 /*

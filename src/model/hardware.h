@@ -73,6 +73,7 @@ struct efficiency {
     double softmax_fwd;    /* Megatron fused softmax forward / memory-bound rate, fraction */
     double softmax_bwd;    /* ... backward */
     sim_time launch;       /* per-kernel launch and scheduling overhead, ns */
+    sim_time host_kernel;  /* host (CPU) time per kernel an eager PyTorch job issues, ns */
 };
 
 struct nvlink_spec {

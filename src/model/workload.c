@@ -85,6 +85,8 @@ static void proj(const struct ctx *c, struct op *o, double m, double n, double k
     o->bias_in_cast = fc.bias_grad_fused;
     o->t_fwd = time_add(o->t_fwd, fc.fwd);
     o->t_dgrad = time_add(o->t_dgrad, fc.bwd);
+    o->extra_kernels_fwd = fc.kernels_fwd;
+    o->extra_kernels_bwd = fc.kernels_bwd;
     if (fc.input_bytes > 0)
         o->saved = saved / c->p * fc.input_bytes;
     o->saved += fc.weight_saved;
@@ -610,6 +612,7 @@ void workload_layer(const struct scenario *s, const struct shard *sh, bool moe,
     ctx_init(&c, s, sh);
     attention_ops(&c, sh, out);
     mlp_ops(&c, moe, out);
+    workload_host_bound(s, out);
     for (i = 0; i < out->nops; i++) {
         const struct op *o = &out->ops[i];
         out->fwd[o->part] = time_add(out->fwd[o->part], o->t_fwd);

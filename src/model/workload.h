@@ -113,7 +113,9 @@ struct op {
     bool core;         /* recomputed by selective recompute (attention core) */
     bool fp8;          /* projection GEMMs in FP8 (training.fp8_recipe; fp8.h) */
     bool bias_in_cast; /* its bias gradient comes out of the FP8 output-gradient cast */
-    double kept;       /* core ops: bytes of `saved` selective recompute keeps (Q, K, V inputs) */
+    int extra_kernels_fwd,
+        extra_kernels_bwd; /* memory-bound kernels beyond its kind's (FP8 casts) */
+    double kept; /* core ops: bytes of `saved` selective recompute keeps (Q, K, V inputs) */
 };
 
 /* The per-rank slice of the work: micro-batch, sequence and parallel degrees. */
@@ -140,6 +142,8 @@ struct layer_cost {
     double tp_bytes;                  /* size of one TP collective (b*s*h), bytes */
     double moe_a2a_bytes;             /* MoE: bytes one all-to-all dispatch moves per rank */
     double bwd_transient;             /* bytes of the MLP backward's activation gradients */
+    sim_time host[2]
+                 [PART_COUNT]; /* host time to issue [forward, backward][part] (workload_host.c) */
 };
 
 struct edge_cost { /* embedding (first stage) or head + loss (last stage) */
@@ -169,6 +173,21 @@ void workload_head(const struct scenario *s, const struct shard *sh, struct edge
  * "Eager modules" above.
  */
 bool workload_eager(const struct scenario *s);
+
+/* ---- host time (workload_host.c: the CPU issuing a layer, host-bound parts) ---- */
+
+/*
+ * Host time to issue part `part` of a layer in forward (`bwd` false) or backward, with the
+ * layer's operators `lc` (kernel counts from their kinds) on scenario `s`. ns.
+ */
+sim_time workload_host_time(const struct scenario *s, const struct layer_cost *lc, int part,
+                            bool bwd);
+
+/*
+ * Stretch each layer part whose host time exceeds its GPU time (fwd, dgrad + wgrad) to the
+ * host time, scaling its operators' durations alike; records the host times in lc.
+ */
+void workload_host_bound(const struct scenario *s, struct layer_cost *lc);
 
 /* Is layer i (0-based) an MoE layer? */
 bool workload_is_moe(const struct model *m, int layer);
