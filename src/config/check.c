@@ -444,6 +444,25 @@ static bool trains_in(enum dtype d)
     return d == DT_BF16 || d == DT_FP16 || d == DT_FP8 || d == DT_FP32;
 }
 
+/* nccl.version "MAJOR.MINOR[.PATCH]" into nccl.version (major*10000 + minor*100 + patch). */
+static int check_nccl_version(struct scenario *s, struct cfg_error *err)
+{
+    const char *t = s->nccl.version_text;
+    int major = 0, minor = 0, patch = 0, used = 0, more = 0;
+    bool ok;
+
+    if (!t)
+        return 0;
+    ok = sscanf(t, "%d.%d%n", &major, &minor, &used) == 2;
+    if (ok && t[used])
+        ok = sscanf(t + used, ".%d%n", &patch, &more) == 1 && t[used + more] == '\0';
+    if (!ok || major != 2 || minor < 0 || minor > 99 || patch < 0 || patch > 99)
+        return fail(err, "nccl.version", "nccl version '%s' is not a 2.x NCCL release like 2.18.1",
+                    t);
+    s->nccl.version = major * 10000 + minor * 100 + patch;
+    return 0;
+}
+
 static int check_hardware_features(struct scenario *s, struct cfg_error *err)
 {
     const struct hardware *hw = &s->hw;
@@ -526,7 +545,8 @@ int scenario_finalize(struct scenario *s, struct cfg_error *err)
     memset(err, 0, sizeof(*err));
     if (cfg_model_finalize(&s->model, err) || derive_cluster(s, err) || derive_layout(s, err) ||
         check_model_split(s, err) || check_batch(s, err) || check_memory_features(s, err) ||
-        check_hardware_features(s, err) || check_simulation(s, err) || check_step_range(s, err))
+        check_hardware_features(s, err) || check_nccl_version(s, err) || check_simulation(s, err) ||
+        check_step_range(s, err))
         return -1;
     return 0;
 }

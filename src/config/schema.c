@@ -675,6 +675,8 @@ static const struct section fsdp_section = SECTION("fsdp", fsdp_rows, 0);
 static const struct field nccl_rows[] = {
     { ENUM("algo", struct nccl_cfg, algo, algo_names, "auto"), .doc = "like NCCL_ALGO" },
     { ENUM("proto", struct nccl_cfg, proto, proto_names, "auto"), .doc = "like NCCL_PROTO" },
+    { STR("version", struct nccl_cfg, version_text), .def_doc = "the model's tables (2.30)",
+      .doc = "NCCL release (e.g. \"2.18.1\"): which algorithms it offers" },
 };
 static const struct section nccl_section = SECTION("nccl", nccl_rows, 0);
 
