@@ -31,6 +31,9 @@ static const struct {
     { "layernorm", MEAS_MEMBOUND, -1 },
     { "softmax", MEAS_MEMBOUND, -1 },
     { "adamw", MEAS_MEMBOUND, -1 },
+    { "amax", MEAS_MEMBOUND, -1 }, /* simtrain-bench fp8cast: the FP8 recipes' kernels */
+    { "cast_fp8", MEAS_MEMBOUND, -1 },
+    { "cast_transpose_fp8", MEAS_MEMBOUND, -1 },
     { "h2d", MEAS_H2D, -1 },
     { "d2h", MEAS_D2H, -1 },
     { "d2d", MEAS_D2D, -1 },
