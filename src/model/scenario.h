@@ -235,7 +235,7 @@ struct fsdp_cfg {
 struct nccl_cfg {
     enum coll_algo algo;      /* like NCCL_ALGO */
     enum coll_proto proto;    /* like NCCL_PROTO */
-    int version;              /* NCCL release, major*10000 + minor*100 + patch; 0 = the model's (2.30) */
+    int version;              /* NCCL release: major*10000 + minor*100 + patch; 0 = 2.30 */
     const char *version_text; /* nccl.version as written ("2.18.1"), or NULL */
 };
 
