@@ -42,6 +42,19 @@ group_row() {
                       label, p, n, q(0.5), s / n, q(0.9), v[n - 1] }'
 }
 
+# As group_row, over the rows of table $1 whose id matches the extended regular expression $2
+# (anchored at the id's start), labelled $3; $4 is the pattern as printed.
+group_re() {
+    awk -F'|' -v re="^ $2" '$2 ~ re && $6 ~ /%/ {
+            e = $6; gsub(/[ %+]/, "", e); e += 0; print (e < 0 ? -e : e) }' "$1" |
+        sort -g | awk -v label="$3" -v p="$4" '
+            { v[n++] = $1; s += $1 }
+            function q(f,   h, i) { h = (n - 1) * f; i = int(h)
+                return v[i] + (i + 1 < n ? (v[i + 1] - v[i]) * (h - i) : 0) }
+            END { if (n) printf "| %s | %s | %d | %.1f %% | %.1f %% | %.1f %% | %.1f %% |\n",
+                      label, p, n, q(0.5), s / n, q(0.9), v[n - 1] }'
+}
+
 {
     cat <<HDR
 # Validation: simtrain against measurements
@@ -96,12 +109,57 @@ HDR
     echo
     sed -n '1,/^| metric | n |/p' "$TMP/runs.md" | sed '$d'
     echo
+    echo "## Modern GPUs: llm-foundry on H100"
+    echo
+    echo "The 77 H100 rows of \`tests/validation/runs.csv\` (llm-foundry's benchmark tables, two"
+    echo "campaigns: Oct 2023, up to 64 GPUs, BF16 and FP8 through Transformer Engine; Jan 2024,"
+    echo "128-512 GPUs), simulated with the \`llm-foundry\` profile (docs/frameworks.md) like the"
+    echo "A100 rows. They exercise GEMMs at the clock the part holds at its power cap"
+    echo "(\`gpu.clock.sustained\`), attention at its implementation's published rate for the row's"
+    echo "head dimension and sequence, FP8 casts per recipe, host launch costs, and collectives"
+    echo "bounded by the hardware's link bandwidths. No parameter was fitted to them."
+    echo
+    echo "| group | id pattern | n | median abs error | mean abs error | p90 abs error | max abs error |"
+    echo "|---|---|---:|---:|---:|---:|---:|"
+    group_row "$TMP/runs.md" foundry-h100- "H100, every row"
+    group_re "$TMP/runs.md" 'foundry-h100-[0-9]+[mb]-[0-9]+-[0-9][0-9]? ' \
+        "H100 BF16, Oct 2023 (8-64 GPUs, Triton attention)" '`foundry-h100-SIZE-SEQ-{8..64}`'
+    group_re "$TMP/runs.md" 'foundry-h100-[0-9]+[mb]-[0-9]+-[0-9][0-9][0-9] ' \
+        "H100 BF16, Jan 2024 (128-512 GPUs)" '`foundry-h100-SIZE-2048-{128..512}`'
+    group_row "$TMP/runs.md" foundry-h100-fp8- "H100 FP8 (TE delayed scaling)"
+    cp "$TMP/runs.md" "$TMP/foundry.md"
+    group_re "$TMP/foundry.md" 'foundry-[a-z0-9-]*-(125m|350m|760m)-' \
+        "llm-foundry below 1B parameters, A100 and H100" '`foundry-*-{125m,350m,760m}-*`'
+    group_re "$TMP/runs.md" 'foundry-h100-(fp8-)?(125m|350m|760m)-' \
+        "llm-foundry below 1B parameters, H100" '`foundry-h100-*-{125m,350m,760m}-*`'
+    echo
+    echo "### Bandwidth what-ifs move the prediction"
+    echo
+    echo "Each bandwidth of a hardware file bounds what the collectives on it can reach (the NCCL"
+    echo "model's channels see the links the hardware has), so a what-if on it moves the step;"
+    echo "\`tests/test_physics.c\` checks this for every bandwidth key. The flagship"
+    echo "(\`scenarios/70b_256gpu.yaml\`, TP 8 inside DGX H100 nodes):"
+    echo
+    echo "| override | step time |"
+    echo "|---|---:|"
+    for o in "" hardware.node.nvlink.bandwidth=900GB/s hardware.node.nvlink.bandwidth=45GB/s \
+        hardware.network.nic_bandwidth=100Gb/s; do
+        if [ -n "$o" ]; then
+            t=$("$SIMTRAIN" scenarios/70b_256gpu.yaml --set "$o" 2>&1 | sed -n 's/^Step time  *\([^ ]* [^ ]*\).*/\1/p')
+            echo "| \`$o\` | $t |"
+        else
+            t=$("$SIMTRAIN" scenarios/70b_256gpu.yaml 2>&1 | sed -n 's/^Step time  *\([^ ]* [^ ]*\).*/\1/p')
+            echo "| as shipped (NVLink 450 GB/s per direction, NICs 400 Gb/s) | $t |"
+        fi
+    done
+    echo
     echo "## Kernels (\`hardware/calibration/measurements/\`)"
     echo
     echo "The cost model with each hardware file's current parameters (calibration included)"
     echo "against the published microbenchmarks the calibrations were fitted to: command"
     echo "\`simtrain calibrate hardware/calibration/measurements/H.csv --hardware H --check\`."
-    echo "fp8 GEMM rows are predicted with the single (bf16) \`gemm_max\` the simulator uses."
+    echo "A GEMM row is priced at the SM clock it logged (\`sm_clock_mhz\`) or else at its dtype's"
+    echo "sustained clock; fp8 rows with \`gemm_max_fp8\`."
     for m in hardware/calibration/measurements/*.csv; do
         h=$(basename "$m" .csv)
         echo

@@ -132,6 +132,7 @@ static void test_calibrate_recovers_synthetic_parameters(void **state)
     assert_int_equal(r.gemm_dtype, DT_BF16);
     close_rel(r.eff.gemm_max, T.g_bf16, 1e-6);
     close_rel(r.gemm_max_dt[DT_FP8], T.g_fp8, 1e-6);
+    close_rel(r.eff.gemm_max_fp8, T.g_fp8, 1e-6); /* FP8 GEMMs keep their own efficiency */
     assert_true(llabs(r.eff.gemm_latency - 4000) <= 1);
     assert_int_equal(r.eff.tile_m, 128);
     assert_int_equal(r.eff.tile_n, 256);
@@ -150,8 +151,88 @@ static void test_calibrate_recovers_synthetic_parameters(void **state)
     assert_int_equal(r.coll[1].cal.proto, PROTO_SIMPLE);
     assert_true(llabs(r.coll[1].cal.latency - 40000) <= 1);
     close_rel(r.coll[1].cal.bus_bw_Bps, 90e9, 1e-9);
-    assert_int_equal(r.fitted, CAL_GEMM_MAX | CAL_GEMM_LATENCY | CAL_TILE | CAL_ATTN_FLASH |
-                                   CAL_ATTN_STANDARD | CAL_MEM_BW | CAL_LAUNCH);
+    assert_int_equal(r.fitted, CAL_GEMM_MAX | CAL_GEMM_MAX_FP8 | CAL_GEMM_LATENCY | CAL_TILE |
+                                   CAL_ATTN_FLASH | CAL_ATTN_STANDARD | CAL_MEM_BW | CAL_LAUNCH);
+    calib_result_release(&r);
+    calib_release(&ms);
+    free(text);
+}
+
+/* Rows of `dt` priced at SM clock `mhz`, written with that clock (sm_clock_mhz) or without it. */
+static void add_clocked_rows(struct strbuf *sb, const struct hardware *hw, enum dtype dt, double g,
+                             double mhz, bool logged, const char *kernel, size_t from, size_t to)
+{
+    struct efficiency e = hw->eff;
+    struct gpu_spec gpu = hw->gpu;
+
+    e.gemm_max = e.gemm_max_fp8 = g;
+    e.gemm_latency = 0;
+    e.tile_m = 128;
+    e.tile_n = 256;
+    e.mem_bw = T.mem_bw;
+    gpu.clock_sust_Hz[dt] = mhz * 1e6;
+    for (size_t i = from; i < to; i++) {
+        double s =
+            T.lat_s + cost_gemm_seconds(&gpu, &e, dt, shapes[i][0], shapes[i][1], shapes[i][2], 1);
+
+        sb_addf(sb, "%s,m=%.0f n=%.0f k=%.0f,%s,%.17g,", kernel, shapes[i][0], shapes[i][1],
+                shapes[i][2], dtype_name(dt), s * 1e6);
+        if (logged)
+            sb_addf(sb, "%.17g,650\n", mhz);
+        else
+            sb_puts(sb, ",\n");
+    }
+}
+
+/*
+ * The clock model (cost.h "GEMM peak"): BF16 rows that logged a burst clock of 1975 MHz fix
+ * the kernel efficiency, rows without a clock (a long run) then give the sustained clock,
+ * 1764 MHz, as a fitted parameter; FP8 gemm_sustained rows that logged 1850 MHz set FP8's
+ * sustained clock to their median. The calibration file carries both clocks.
+ */
+static void test_calibrate_sustained_clock(void **state)
+{
+    struct hardware hw;
+    struct meas_set ms;
+    struct calib_result r;
+    struct calib_options opt = { .gemm_dtype = DT_BF16 };
+    struct strbuf sb;
+    char *text, buf[4096];
+    FILE *out = tmpfile();
+    size_t n;
+
+    (void)state;
+    make_hw(&hw);
+    hw.gpu.tensor_cores = 528;
+    hw.gpu.tc_flop_clk[DT_BF16] = hw.gpu.tc_flop_clk[DT_FP16] = 1024;
+    hw.gpu.tc_flop_clk[DT_FP8] = 2048;
+    hw.gpu.clock_max_Hz = 1980e6;
+    hw.gpu.clock_sust_Hz[DT_BF16] = hw.gpu.clock_sust_Hz[DT_FP8] = 1600e6; /* wrong on purpose */
+    hw.eff.mem_bw = T.mem_bw; /* no memory-bound rows: the roofline uses the hardware's */
+    sb_init(&sb);
+    sb_puts(&sb, "kernel,shape,dtype,time_us,sm_clock_mhz,power_w\n");
+    add_clocked_rows(&sb, &hw, DT_BF16, 0.745, 1975, true, "gemm", 0, 7);
+    add_clocked_rows(&sb, &hw, DT_BF16, 0.745, 1764, false, "gemm", 7, ARRAY_LEN(shapes));
+    add_clocked_rows(&sb, &hw, DT_FP8, 0.66, 1850, true, "gemm_sustained", 2, 9);
+    text = sb_detach(&sb);
+    assert_int_equal(read_text(text, &ms, stderr), 0);
+    assert_true(ms.rows[0].clock_Hz > 1974e6 && ms.rows[0].power_W > 649);
+    assert_int_equal(calib_fit(&hw, &ms, &opt, &r, stderr), 0);
+    close_rel(r.eff.gemm_max, 0.745, 1e-6);
+    close_rel(r.clock_sust_Hz[DT_BF16], 1764e6, 1e-6);
+    close_rel(r.clock_sust_Hz[DT_FP16], 1764e6, 1e-6); /* the 16-bit twin shares it */
+    close_rel(r.clock_sust_Hz[DT_FP8], 1850e6, 1e-12);
+    close_rel(r.eff.gemm_max_fp8, 0.66, 1e-6);
+    assert_true(r.q_gemm.worst < 1e-6);
+    assert_true((r.fitted & (CAL_CLOCK | CAL_GEMM_MAX_FP8)) == (CAL_CLOCK | CAL_GEMM_MAX_FP8));
+    calib_write_yaml(&hw, NULL, &ms, &r, "test", out);
+    rewind(out);
+    n = fread(buf, 1, sizeof(buf) - 1, out);
+    buf[n] = '\0';
+    assert_non_null(strstr(buf, "clock:\n  sustained:\n    bf16: 1764 MHz"));
+    assert_non_null(strstr(buf, "    fp8: 1850 MHz"));
+    assert_non_null(strstr(buf, "  gemm_max_fp8: 0.6600"));
+    fclose(out);
     calib_result_release(&r);
     calib_release(&ms);
     free(text);
@@ -395,6 +476,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_calibrate_recovers_synthetic_parameters),
+        cmocka_unit_test(test_calibrate_sustained_clock),
         cmocka_unit_test(test_calibrate_tile_choice_follows_data),
         cmocka_unit_test(test_calibrate_noisy_gemm),
         cmocka_unit_test(test_calibrate_gemm_dtype_fallback),

@@ -73,7 +73,7 @@ static struct comm_group group(int nranks, int nnodes)
 static double busbw(const struct hardware *hw, const struct nccl_cfg *cfg, struct comm_group g,
                     enum coll_op op, double bytes, struct coll_cost *out)
 {
-    struct nccl_cfg any = { ALGO_AUTO, PROTO_AUTO };
+    struct nccl_cfg any = { .algo = ALGO_AUTO, .proto = PROTO_AUTO };
     struct coll_cost c;
     double sec;
 
@@ -164,7 +164,7 @@ static void test_coll_h100_allreduce_peak(void **state)
 static void test_coll_h100_forced_ring(void **state)
 {
     struct hardware hw;
-    struct nccl_cfg ring = { ALGO_RING, PROTO_AUTO };
+    struct nccl_cfg ring = { .algo = ALGO_RING, .proto = PROTO_AUTO };
     struct coll_cost c;
 
     (void)state;
@@ -190,7 +190,8 @@ static void test_coll_a100_allreduce_peak(void **state)
 static void test_coll_forced_unavailable_falls_back(void **state)
 {
     struct hardware hw;
-    struct nccl_cfg nvls = { ALGO_NVLS, PROTO_AUTO }, tree = { ALGO_TREE, PROTO_AUTO };
+    struct nccl_cfg nvls = { .algo = ALGO_NVLS, .proto = PROTO_AUTO },
+                    tree = { .algo = ALGO_TREE, .proto = PROTO_AUTO };
     struct coll_cost c;
 
     (void)state;
@@ -213,7 +214,8 @@ static void test_coll_forced_unavailable_falls_back(void **state)
 static void test_coll_a100_forced_nvls_is_default_run(void **state)
 {
     struct hardware hw;
-    struct nccl_cfg nvls = { ALGO_NVLS, PROTO_AUTO }, any = { ALGO_AUTO, PROTO_AUTO };
+    struct nccl_cfg nvls = { .algo = ALGO_NVLS, .proto = PROTO_AUTO },
+                    any = { .algo = ALGO_AUTO, .proto = PROTO_AUTO };
     struct comm_group g = group(8, 1);
     double bytes;
 
@@ -357,7 +359,7 @@ static void test_coll_spine_oversubscription(void **state)
 static void test_coll_hier_only_when_forced(void **state)
 {
     struct hardware hw;
-    struct nccl_cfg hier = { ALGO_HIER, PROTO_AUTO };
+    struct nccl_cfg hier = { .algo = ALGO_HIER, .proto = PROTO_AUTO };
     struct coll_cost c;
     double s;
 
@@ -410,7 +412,7 @@ static void test_coll_single_rank_free(void **state)
 {
     struct hardware hw;
     struct comm_group g = group(1, 1);
-    struct nccl_cfg any = { ALGO_AUTO, PROTO_AUTO };
+    struct nccl_cfg any = { .algo = ALGO_AUTO, .proto = PROTO_AUTO };
     struct coll_cost c;
 
     (void)state;
@@ -427,7 +429,7 @@ static void test_coll_engine_contract(void **state)
 {
     struct hardware hws[3];
     struct comm_group gs[4] = { group(8, 1), group(16, 2), group(4, 1), group(2, 2) };
-    struct nccl_cfg any = { ALGO_AUTO, PROTO_AUTO };
+    struct nccl_cfg any = { .algo = ALGO_AUTO, .proto = PROTO_AUTO };
     int h, gi, op;
     double s;
 
@@ -462,7 +464,7 @@ static void test_coll_engine_contract(void **state)
 static void test_coll_dp_and_pp_share_nic(void **state)
 {
     struct hardware hw;
-    struct nccl_cfg any = { ALGO_AUTO, PROTO_AUTO };
+    struct nccl_cfg any = { .algo = ALGO_AUTO, .proto = PROTO_AUTO };
     struct comm_group dp = group(16, 2), pp = group(2, 2);
     struct coll_cost ar, sr;
     struct flow_net *net = flow_new();
@@ -509,7 +511,7 @@ static void test_coll_bench_time_single_process_floor(void **state)
 {
     struct hardware hw;
     struct comm_group g;
-    struct nccl_cfg any = { ALGO_AUTO, PROTO_AUTO };
+    struct nccl_cfg any = { .algo = ALGO_AUTO, .proto = PROTO_AUTO };
     struct coll_cost c;
     double bytes;
 
@@ -537,7 +539,7 @@ static void test_coll_time_saturates_for_huge_sizes(void **state)
 {
     struct hardware hw;
     struct comm_group g;
-    struct nccl_cfg any = { ALGO_AUTO, PROTO_AUTO };
+    struct nccl_cfg any = { .algo = ALGO_AUTO, .proto = PROTO_AUTO };
     struct coll_cost c;
     sim_time last = 0;
     double bytes;
@@ -556,10 +558,64 @@ static void test_coll_time_saturates_for_huge_sizes(void **state)
     assert_int_equal(last, SIM_TIME_MAX);
 }
 
+/*
+ * The hardware's NVLink bandwidth bounds NCCL's channels and the transfer (issue 15): an
+ * 8-GPU 1 GiB all-gather reaches about 358 GB/s bus bandwidth on a 450 GB/s NVLink, and at
+ * 45 GB/s stays below 45 GB/s (it reached 338 before: the channel search ignored the
+ * bandwidth and the tier cap shortened the bytes instead of stretching the time).
+ */
+static void test_coll_nvlink_bandwidth_bounds(void **state)
+{
+    struct hardware hw;
+    struct comm_group g = group(8, 1);
+    double fast, slow;
+
+    (void)state;
+    dgx_h100(&hw);
+    fast = busbw(&hw, NULL, g, COLL_ALL_GATHER, 1 << 30, NULL);
+    hw.nvlink.bw_Bps = 45e9;
+    slow = busbw(&hw, NULL, g, COLL_ALL_GATHER, 1 << 30, NULL);
+    assert_within(fast, 358, 0.03);
+    assert_true(slow <= 45 && slow > 20); /* NCCL: 1.8 links of 20.6 GB/s, one 30 GB/s ring */
+}
+
+/*
+ * nccl.version (nccl_version_limits, NVIDIA/nccl tuning.cc per tag): with 2.18.1 a forced
+ * NVLS all-gather falls back to ring (AG/RS ring only in 2.18), with 2.17.1 and 2.19.3 it runs
+ * NVLS; before 2.17 an all-reduce has no NVLS; 0 (unset) keeps the model's own, NVLS.
+ */
+static void test_coll_nccl_version_algorithms(void **state)
+{
+    struct hardware hw;
+    struct comm_group g = group(8, 1);
+    struct nccl_cfg cfg = { .algo = ALGO_NVLS, .proto = PROTO_AUTO };
+    struct coll_cost c;
+
+    (void)state;
+    dgx_h100(&hw);
+    cfg.version = 21801;
+    busbw(&hw, &cfg, g, COLL_ALL_GATHER, 1 << 28, &c);
+    assert_int_equal(c.algo, ALGO_RING);
+    cfg.version = 21701;
+    busbw(&hw, &cfg, g, COLL_ALL_GATHER, 1 << 28, &c);
+    assert_int_equal(c.algo, ALGO_NVLS);
+    cfg.version = 21903;
+    busbw(&hw, &cfg, g, COLL_REDUCE_SCATTER, 1 << 28, &c);
+    assert_int_equal(c.algo, ALGO_NVLS);
+    cfg.version = 21602;
+    busbw(&hw, &cfg, g, COLL_ALL_REDUCE, 1 << 28, &c);
+    assert_int_equal(c.algo, ALGO_RING);
+    cfg.version = 0;
+    busbw(&hw, &cfg, g, COLL_ALL_REDUCE, 1 << 28, &c);
+    assert_int_equal(c.algo, ALGO_NVLS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_coll_time_saturates_for_huge_sizes),
+        cmocka_unit_test(test_coll_nvlink_bandwidth_bounds),
+        cmocka_unit_test(test_coll_nccl_version_algorithms),
         cmocka_unit_test(test_coll_bus_factor),
         cmocka_unit_test(test_coll_nccl_units),
         cmocka_unit_test(test_coll_nccl_search_h100),

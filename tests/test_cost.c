@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "config/config.h"
+#include "model/attn_table.h"
 #include "model/cost.h"
 
 #define DATA(rel) SIMTRAIN_SOURCE_DIR "/" rel
@@ -63,6 +64,78 @@ static void test_cost_gemm_a100_microbench(void **state)
                      rows[i][3]);
     }
     cfg_free_hw(hw);
+}
+
+/*
+ * The clock model (cost.h, "GEMM peak"): an H100 SXM at its 700 W cap sustains 1764 MHz on
+ * random BF16 GEMMs (docs/calibration.md: standardkernel.com's continuous 16384^3 run), so its
+ * GEMM peak is 528 tensor cores x 1024 FLOP/clock x 1764 MHz = 953.7 TFLOP/s, not the
+ * datasheet's 989; FP16 takes BF16's clock when only BF16 gives one; FP8 GEMMs use their own
+ * efficiency; without tensor cores the datasheet peak stands.
+ */
+static void test_cost_gemm_peak_from_clocks(void **state)
+{
+    struct gpu_spec g = { 0 };
+    struct efficiency e;
+    double t16, t8;
+
+    (void)state;
+    g.sm_count = 132;
+    g.mem_bw_Bps = 3.35e12;
+    g.flops[DT_BF16] = g.flops[DT_FP16] = 989e12;
+    g.flops[DT_FP8] = 1979e12;
+    cost_default_efficiency(&e);
+    e.gemm_latency = 0;
+    assert_true(fabs(cost_gemm_peak(&g, DT_BF16) - 989e12) < 1); /* no clock model */
+    g.tensor_cores = 528;
+    g.tc_flop_clk[DT_BF16] = 1024;
+    g.tc_flop_clk[DT_FP8] = 2048;
+    g.clock_sust_Hz[DT_BF16] = 1764e6;
+    assert_true(fabs(cost_gemm_peak(&g, DT_BF16) / 953.7e12 - 1) < 1e-4);
+    assert_true(fabs(cost_gemm_peak(&g, DT_FP16) / 953.7e12 - 1) < 1e-4);
+    assert_true(fabs(cost_gemm_peak(&g, DT_FP8) - 1979e12) < 1); /* fp8 has no clock yet */
+    g.clock_sust_Hz[DT_FP8] = 1950e6;
+    assert_true(fabs(cost_gemm_peak(&g, DT_FP8) / (528 * 2048 * 1950e6) - 1) < 1e-12);
+    assert_true(fabs(cost_gemm_peak_at(&g, DT_BF16, 1980e6) / (528 * 1024 * 1980e6) - 1) < 1e-12);
+    e.gemm_max = 0.745;
+    e.gemm_max_fp8 = 0.655;
+    t16 = cost_gemm_seconds(&g, &e, DT_BF16, 16384, 16384, 16384, 1);
+    t8 = cost_gemm_seconds(&g, &e, DT_FP8, 16384, 16384, 16384, 1);
+    /* 16384^3 on 128 x 128 tiles: 16384 tiles in 125 waves of 132 SMs, q = 0.9930 */
+    assert_true(fabs(t16 / (2 * pow(16384, 3) / (953.7e12 * 0.745 * 16384 / 16500.0)) - 1) < 1e-4);
+    assert_true(fabs(t8 / (2 * pow(16384, 3) / (528 * 2048 * 1950e6 * 0.655 * 16384 / 16500.0)) -
+                     1) < 1e-9);
+}
+
+/*
+ * Published fused-attention rates (attn_table.c), relative to FlashAttention-2 at head
+ * dimension 128, sequence 8192, no mask: the A100 Triton bar at 2k causal (68 of 201 TFLOP/s,
+ * FA2 paper Fig. 4), H100 FA2 at 16k causal (328 of 335), halfway in log2(seq) between 2k and
+ * 4k, halfway in head dimension, clamped below 512, the Hopper Triton estimate (H100 FA1 x A100
+ * Triton / A100 FA1: 108 x 68 / 69 at 2k), FA3 (FA2 x 521 / 298 forward at 2k), and FA3 on
+ * Ampere falling back to FA2 (the loader refuses it there).
+ */
+static void test_cost_attention_published_rates(void **state)
+{
+    (void)state;
+    assert_true(fabs(attn_rel_rate(ARCH_AMPERE, ATTN_IMPL_TRITON, 128, true, 2048) - 68.0 / 201) <
+                1e-12);
+    assert_true(fabs(attn_rel_rate(ARCH_HOPPER, ATTN_IMPL_CUDA, 128, true, 16384) - 328.0 / 335) <
+                1e-12);
+    assert_true(fabs(attn_rel_rate(ARCH_HOPPER, ATTN_IMPL_CUDA, 128, true, 2896.3) -
+                     (265 + 294) / 2.0 / 335) < 1e-4);
+    assert_true(fabs(attn_rel_rate(ARCH_HOPPER, ATTN_IMPL_CUDA, 96, false, 8192) -
+                     (294 + 335) / 2.0 / 335) < 1e-12);
+    assert_true(fabs(attn_rel_rate(ARCH_HOPPER, ATTN_IMPL_CUDA, 128, true, 128) - 163.0 / 335) <
+                1e-12);
+    assert_true(fabs(attn_rel_rate(ARCH_HOPPER, ATTN_IMPL_TRITON, 128, true, 2048) -
+                     108.0 * 68 / 69 / 335) < 1e-12);
+    assert_true(fabs(attn_rel_rate(ARCH_HOPPER, ATTN_IMPL_FA3, 128, true, 2048) -
+                     265.0 * 521 / 298 / 335) < 1e-12);
+    assert_true(fabs(attn_rel_rate(ARCH_AMPERE, ATTN_IMPL_FA3, 128, true, 2048) -
+                     attn_rel_rate(ARCH_AMPERE, ATTN_IMPL_CUDA, 128, true, 2048)) < 1e-15);
+    assert_false(attn_impl_available(ARCH_AMPERE, ATTN_IMPL_FA3));
+    assert_true(attn_impl_available(ARCH_HOPPER, ATTN_IMPL_FA3));
 }
 
 /*
@@ -156,6 +229,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cost_gemm_a100_microbench),
+        cmocka_unit_test(test_cost_gemm_peak_from_clocks),
+        cmocka_unit_test(test_cost_attention_published_rates),
         cmocka_unit_test(test_cost_triton_backward_extra),
         cmocka_unit_test(test_cost_fused_softmax_fa1_megatron),
         cmocka_unit_test(test_cost_fused_softmax_causal_reads_half),

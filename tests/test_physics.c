@@ -81,7 +81,12 @@ static void test_more_nic_bandwidth_never_slower(void **state)
     }
 }
 
-/* More NVLink bandwidth never slows a one-node DDP step. */
+/*
+ * More NVLink bandwidth never slows a one-node DDP step by more than 0.5 %: the NVLink
+ * bandwidth now reaches NCCL's channel search (nccl_tables.c), and at 900 GB/s NCCL picks
+ * ring/LL128 for the 25 MiB buckets (149 us) over NVLS (177 us at 450 GB/s); its channels hold
+ * more SMs, so the overlapped backward computes 0.2 % slower (engine SM contention).
+ */
 static void test_more_nvlink_bandwidth_never_slower(void **state)
 {
     const char *bw[] = { "hardware.node.nvlink.bandwidth=50 GB/s",
@@ -94,7 +99,7 @@ static void test_more_nvlink_bandwidth_never_slower(void **state)
     (void)state;
     for (i = 0; i < ARRAY_LEN(bw); i++) {
         struct step s = simulate("scenarios/ddp_8gpu.yaml", &bw[i], 1);
-        assert_true(s.step_s <= prev);
+        assert_true(s.step_s <= prev * 1.005);
         prev = s.step_s;
     }
 }
@@ -127,6 +132,75 @@ static void test_faster_gpu_faster_step(void **state)
     assert_true(b.step_s > 0.4 * a.step_s); /* at most ~2x: compute-bound work halves */
 }
 
+/* Dotted keys (prefix + key) of the bandwidth fields of section `sec`, recursively. */
+static int bandwidth_keys(const struct section *sec, const char *prefix, char keys[][64], int n,
+                          int max)
+{
+    for (size_t i = 0; i < sec->nfields && n < max; i++) {
+        const struct field *f = &sec->fields[i];
+        char key[64];
+
+        snprintf(key, sizeof(key), "%s%s%s", prefix, *prefix ? "." : "", f->key);
+        if (f->type == FT_SECTION)
+            n = bandwidth_keys(f->sub, key, keys, n, max);
+        else if (f->type == FT_QTY && f->unit == UNIT_BANDWIDTH)
+            snprintf(keys[n++], 64, "%s", key);
+    }
+    return n;
+}
+
+/*
+ * Every bandwidth a hardware file can give moves some prediction when it drops to 1 GB/s
+ * (the schema's list, so a new bandwidth key needs a scenario that uses it): the flagship
+ * (GPU memory, NVLink, NIC), the ZeRO-Offload 13B run (PCIe) and four RTX 4090s without
+ * peer-to-peer, whose gradients cross host memory (the host's memory bandwidth). The NVLink
+ * bandwidth alone moves the flagship from 450 to 45 GB/s (issue 15: it did not before).
+ */
+static void test_every_bandwidth_moves_a_prediction(void **state)
+{
+    static const struct {
+        const char *path;
+        const char *sets[2];
+        int nsets;
+    } cases[] = {
+        { "scenarios/70b_256gpu.yaml", { NULL, NULL }, 0 },
+        { "scenarios/sharding_offload_13b_1gpu.yaml", { NULL, NULL }, 0 },
+        { "scenarios/qlora_7b_4090.yaml", { "cluster.gpus=4", "parallelism.dp=4" }, 2 },
+    };
+    char keys[16][64], set[96];
+    int nkeys = bandwidth_keys(&schema_hardware, "", keys, 0, 16);
+    const char *fast[] = { "hardware.node.nvlink.bandwidth=450 GB/s" };
+    const char *slow[] = { "hardware.node.nvlink.bandwidth=45 GB/s" };
+
+    (void)state;
+    assert_int_equal(nkeys, 5); /* gpu memory, NVLink, PCIe, host memory, NIC */
+    for (int k = 0; k < nkeys; k++) {
+        bool moved = false;
+        for (size_t c = 0; c < ARRAY_LEN(cases) && !moved; c++) {
+            const char *sets[3] = { cases[c].sets[0], cases[c].sets[1], set };
+            int n = cases[c].nsets;
+            struct step base = simulate(cases[c].path, sets, n), low;
+            struct cfg_override probe;
+            struct scenario *s;
+
+            snprintf(set, sizeof(set), "hardware.%.60s=1 GB/s", keys[k]);
+            assert_int_equal(cfg_override_init(&probe, set, stderr), 0);
+            s = cfg_load_scenario(cases[c].path, &probe, 1, NULL); /* the file may lack it */
+            cfg_override_release(&probe);
+            if (!s)
+                continue;
+            cfg_free(s);
+            sets[n] = set;
+            low = simulate(cases[c].path, sets, n + 1);
+            moved = low.step_s > base.step_s * 1.001;
+        }
+        if (!moved)
+            fail_msg("hardware.%s at 1 GB/s moves no prediction", keys[k]);
+    }
+    assert_true(simulate("scenarios/70b_256gpu.yaml", slow, 1).step_s >
+                1.5 * simulate("scenarios/70b_256gpu.yaml", fast, 1).step_s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -135,6 +209,7 @@ int main(void)
         cmocka_unit_test(test_more_nvlink_bandwidth_never_slower),
         cmocka_unit_test(test_more_gpus_fixed_batch_not_slower),
         cmocka_unit_test(test_faster_gpu_faster_step),
+        cmocka_unit_test(test_every_bandwidth_moves_a_prediction),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -91,6 +91,8 @@ static void test_units_power_rate_count(void **state)
     (void)state;
     assert_near(parse_ok("700 W", UNIT_POWER), 700);
     assert_near(parse_ok("1 kW", UNIT_POWER), 1000);
+    assert_near(parse_ok("1980 MHz", UNIT_FREQ), 1.98e9); /* SM clocks (hardware gpu.clock) */
+    assert_near(parse_ok("1.755 GHz", UNIT_FREQ), 1.755e9);
     assert_near(parse_ok("1.5 Gparam/s", UNIT_RATE), 1.5e9);
     assert_near(parse_ok("2T", UNIT_COUNT), 2e12);
     assert_near(parse_ok("15e12", UNIT_COUNT), 15e12);
@@ -202,6 +204,7 @@ static void test_units_format_examples(void **state)
     assert_string_equal(units_format(989e12, UNIT_FLOPS, b, sizeof(b)), "989 TFLOP/s");
     assert_string_equal(units_format(2.5e-6, UNIT_TIME, b, sizeof(b)), "2.50 us");
     assert_string_equal(units_format(700, UNIT_POWER, b, sizeof(b)), "700 W");
+    assert_string_equal(units_format(1.764e9, UNIT_FREQ, b, sizeof(b)), "1.76 GHz");
     assert_string_equal(units_format(1.5e9, UNIT_RATE, b, sizeof(b)), "1.50 Gparam/s");
     assert_string_equal(units_format(2e12, UNIT_COUNT, b, sizeof(b)), "2.00T");
     assert_string_equal(units_format(0, UNIT_BYTES, b, sizeof(b)), "0 B");

@@ -9,11 +9,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "config/config.h"
+#include "model/attn_table.h"
 #include "model/cost.h"
 #include "model/workload.h"
 
@@ -568,16 +570,19 @@ static void test_workload_fused_cross_entropy_keeps_16bit_logits(void **state)
 }
 
 /*
- * Triton FlashAttention runs at 1/sqrt(1.3 * 2.5) of FlashAttention-2's throughput (the
- * middle of FA2 §4.1's "1.3-2.5x faster than FlashAttention in Triton"): at a compute-bound
- * 8k sequence the attention core takes 1.80x as long, the projections are unchanged.
+ * Triton FlashAttention runs at its published rate (attn_table.c): at head dimension 128, an
+ * 8k causal sequence, the attention core takes FA2's rate over Triton's at that point as long
+ * (A100: 182 / 78 TFLOP/s, FA2 paper Fig. 4), the projections are unchanged; under FP8 the
+ * core keeps its 16-bit time while the projections speed up.
  */
 static void test_workload_triton_attention_slower(void **state)
 {
-    struct scenario cuda, triton;
-    struct layer_cost a, b;
+    struct scenario cuda, triton, fp8;
+    struct layer_cost a, b, c;
+    struct hardware *h100;
     const struct op *fa, *ft;
-    double ratio;
+    double ratio, want;
+    enum gpu_arch arch;
 
     (void)state;
     llama(&cuda, 4096, 32, 32, 11008, 2, 8192, 1, FW_PYTORCH);
@@ -587,11 +592,64 @@ static void test_workload_triton_attention_slower(void **state)
     layer_of(&triton, &b);
     fa = find_op(&a, "flash_attention");
     ft = find_op(&b, "flash_attention");
+    arch = cuda.hw.gpu.arch;
     ratio = (double)(ft->t_fwd - triton.hw.eff.launch) / (double)(fa->t_fwd - cuda.hw.eff.launch);
-    assert_rel(ratio, sqrt(1.3 * 2.5), 1e-3);
-    assert_rel(1 / cost_attn_impl_speed(ATTN_IMPL_TRITON), 1.8028, 1e-4);
-    assert_rel(cost_attn_impl_speed(ATTN_IMPL_CUDA), 1.0, 1e-15);
+    want = attn_rel_rate(arch, ATTN_IMPL_CUDA, 128, true, 8192) /
+           attn_rel_rate(arch, ATTN_IMPL_TRITON, 128, true, 8192);
+    assert_rel(ratio, want, 1e-3);
+    assert_true(want > 2.3 && want < 2.4);
     assert_true(find_op(&b, "qkv_proj")->t_fwd == find_op(&a, "qkv_proj")->t_fwd);
+    h100 = cfg_load_hardware("dgx-h100", stderr);
+    assert_non_null(h100);
+    cuda.hw = *h100;
+    fp8 = cuda;
+    fp8.train.precision = DT_FP8;
+    fp8.train.fp8_recipe = FP8_TE_DELAYED;
+    layer_of(&cuda, &a);
+    layer_of(&fp8, &c);
+    assert_true(find_op(&c, "flash_attention")->t_fwd == find_op(&a, "flash_attention")->t_fwd);
+    assert_true(find_op(&c, "qkv_proj")->t_fwd < find_op(&a, "qkv_proj")->t_fwd);
+    cfg_free_hw(h100);
+}
+
+/*
+ * Host-bound layers (workload_host.c): a 768-wide Llama layer at one 128-token sequence under
+ * FSDP1 takes tens of microseconds per part on an A100, less than the host's bookkeeping of
+ * its 7 parameter tensors (two RMSNorm weights, fused QKV, output, gate, up, down: 10.7 + 6.9 us
+ * each to unshard and reshard, PR #96958), so the attention part (where the unit starts) runs at
+ * the host's time in forward, the MLP part in backward; without FSDP the 4 us per kernel the eager
+ * host spends is never more than the GPU (every kernel costs at least a launch there) and nothing
+ * changes; torch.compile adds a 44.3 us compiled-region call per part; at 64 sequences of 2048 the
+ * GPU dominates.
+ */
+static void test_workload_host_bound_small_layers(void **state)
+{
+    struct scenario tiny, fsdp, compiled, big;
+    struct layer_cost a, f, c, b;
+    int part;
+
+    (void)state;
+    llama(&tiny, 768, 12, 12, 2048, 2, 128, 1, FW_PYTORCH);
+    layer_of(&tiny, &a);
+    for (part = 0; part < PART_COUNT; part++)
+        assert_true(a.host[0][part] < a.fwd[part] && a.host[1][part] < a.dgrad[part]);
+    fsdp = tiny;
+    fsdp.par.sharding = SHARD_FSDP;
+    layer_of(&fsdp, &f);
+    assert_true(f.host[0][PART_ATTN] >= 7 * (10700 + 6900));
+    assert_true(llabs(f.fwd[PART_ATTN] - f.host[0][PART_ATTN]) <= f.nops);
+    assert_true(f.fwd[PART_MLP] == a.fwd[PART_MLP]);
+    assert_true(llabs(time_add(f.dgrad[PART_MLP], f.wgrad[PART_MLP]) - f.host[1][PART_MLP]) <=
+                2 * f.nops);
+    compiled = tiny;
+    compiled.train.compile = true;
+    layer_of(&compiled, &c);
+    assert_true(c.host[0][PART_MLP] >= 44300 && c.fwd[PART_MLP] >= c.host[0][PART_MLP]);
+    llama(&big, 4096, 32, 32, 11008, 2, 2048, 64, FW_PYTORCH);
+    big.par.sharding = SHARD_FSDP;
+    layer_of(&big, &b);
+    for (part = 0; part < PART_COUNT; part++)
+        assert_true(b.host[0][part] < b.fwd[part] / 100);
 }
 
 /*
@@ -722,6 +780,7 @@ int main(void)
         cmocka_unit_test(test_workload_megatron_cross_entropy_passes),
         cmocka_unit_test(test_workload_fused_cross_entropy_keeps_16bit_logits),
         cmocka_unit_test(test_workload_triton_attention_slower),
+        cmocka_unit_test(test_workload_host_bound_small_layers),
         cmocka_unit_test(test_workload_lora_dropout_keeps_copy_and_mask),
         cmocka_unit_test(test_workload_torchtitan_op_sac),
         cmocka_unit_test(test_workload_moe_permutation),

@@ -64,12 +64,14 @@ static const struct unit_sym symbols[UNIT_KIND_COUNT][2] = {
     [UNIT_POWER] = { { "W", 1 } },
     [UNIT_RATE] = { { "param/s", 1 } },
     [UNIT_COUNT] = { { NULL, 0 } },
+    [UNIT_FREQ] = { { "Hz", 1 } },
 };
 
 const char *units_kind_name(enum unit_kind kind)
 {
     static const char *const names[UNIT_KIND_COUNT] = {
-        "bytes", "a bandwidth", "a compute rate", "a time", "a power", "a rate", "a count",
+        "bytes",   "a bandwidth", "a compute rate", "a time",
+        "a power", "a rate",      "a count",        "a frequency",
     };
     return (unsigned)kind < UNIT_KIND_COUNT ? names[kind] : "a quantity";
 }
@@ -77,7 +79,7 @@ const char *units_kind_name(enum unit_kind kind)
 const char *units_example(enum unit_kind kind)
 {
     static const char *const ex[UNIT_KIND_COUNT] = {
-        "80 GiB", "450 GB/s", "989 TFLOPS", "2.5 us", "700 W", "1.5 Gparam/s", "2T",
+        "80 GiB", "450 GB/s", "989 TFLOPS", "2.5 us", "700 W", "1.5 Gparam/s", "2T", "1980 MHz",
     };
     return (unsigned)kind < UNIT_KIND_COUNT ? ex[kind] : "1";
 }
@@ -412,9 +414,8 @@ static double round_to(double a, int d)
 
 char *units_format(double v, enum unit_kind kind, char *buf, size_t n)
 {
-    static const char *const sym[UNIT_KIND_COUNT] = {
-        "B", "B/s", "FLOP/s", "s", "W", "param/s", ""
-    };
+    static const char *const sym[UNIT_KIND_COUNT] = { "B", "B/s",     "FLOP/s", "s",
+                                                      "W", "param/s", "",       "Hz" };
     static const char *const si[] = { "", "k", "M", "G", "T", "P", "E" };
     static const char *const iec[] = { "", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei" };
     static const char *const small[] = { "n", "u", "m", "" };

@@ -1,6 +1,6 @@
 /*
  * units.h - quantities with units, as the YAML files write them ("989 TFLOPS",
- * "3.35 TB/s", "80 GiB", "400 Gb/s", "2.5 us", "700 W", "1.5 Gparam/s", "2T").
+ * "3.35 TB/s", "80 GiB", "400 Gb/s", "2.5 us", "700 W", "1.5 Gparam/s", "2T", "1980 MHz").
  *
  * A quantity is a decimal number, optional spaces, an optional prefix and the
  * unit symbol of its kind. SI prefixes k M G T P E are powers of 1000, IEC
@@ -8,7 +8,7 @@
  * accepted for bytes and bandwidths only. Times take n u µ m (and no large
  * prefixes). Bandwidth in bits ("b/s") is divided by 8. Values come back in
  * base SI units: bytes, bytes/s, FLOP/s, seconds, watts, params/s, plain
- * counts. "inf", "nan" and hexadecimal numbers are not quantities.
+ * counts, hertz. "inf", "nan" and hexadecimal numbers are not quantities.
  *
  * Errors carry a byte range inside the text, so a diagnostic can put its caret
  * under the offending part (the unit, the prefix, the number).
@@ -26,6 +26,7 @@ enum unit_kind {
     UNIT_POWER,     /* W: "700 W" */
     UNIT_RATE,      /* param/s: "1.5 Gparam/s" */
     UNIT_COUNT,     /* no unit, SI prefix allowed: "2T", "15e12" */
+    UNIT_FREQ,      /* Hz: "1980 MHz" */
     UNIT_KIND_COUNT
 };
 

@@ -15,6 +15,7 @@
 
 #include "base/units.h"
 #include "config/schema.h"
+#include "model/attn_table.h"
 #include "model/cost.h"
 #include "model/layout.h"
 #include "model/partition.h"
@@ -92,6 +93,9 @@ void cfg_derive_defaults(struct scenario *s, unsigned given)
      */
     if (!(given & GIVEN_DDP_OVERLAP))
         s->ddp.overlap = !scenario_megatron_ddp(s) && !rules_deepspeed_engine_ddp(s);
+    /* FP8 without a named recipe: Transformer Engine's default, delayed scaling. */
+    if (!(given & GIVEN_FP8_RECIPE))
+        s->train.fp8_recipe = p == DT_FP8 ? FP8_TE_DELAYED : FP8_NONE;
 }
 
 /* ---- model --------------------------------------------------------------------------------- */
@@ -471,15 +475,34 @@ static int check_memory_features(struct scenario *s, struct cfg_error *err)
     if (!(t->lora.dropout >= 0 && t->lora.dropout <= 1))
         return fail(err, "training.lora.dropout", "lora dropout (%g) must be between 0 and 1",
                     t->lora.dropout);
-    if (t->attention_impl == ATTN_IMPL_TRITON && t->attention != ATTN_FLASH)
-        return fail(err, "training.attention_impl",
-                    "attention_impl 'triton' needs attention 'flash'");
+    if (t->attention_impl != ATTN_IMPL_CUDA && t->attention != ATTN_FLASH)
+        return fail(err, "training.attention_impl", "attention_impl '%s' needs attention 'flash'",
+                    attn_impl_name(t->attention_impl));
     return 0;
 }
 
 static bool trains_in(enum dtype d)
 {
     return d == DT_BF16 || d == DT_FP16 || d == DT_FP8 || d == DT_FP32;
+}
+
+/* nccl.version "MAJOR.MINOR[.PATCH]" into nccl.version (major*10000 + minor*100 + patch). */
+static int check_nccl_version(struct scenario *s, struct cfg_error *err)
+{
+    const char *t = s->nccl.version_text;
+    int major = 0, minor = 0, patch = 0, used = 0, more = 0;
+    bool ok;
+
+    if (!t)
+        return 0;
+    ok = sscanf(t, "%d.%d%n", &major, &minor, &used) == 2;
+    if (ok && t[used])
+        ok = sscanf(t + used, ".%d%n", &patch, &more) == 1 && t[used + more] == '\0';
+    if (!ok || major != 2 || minor < 0 || minor > 99 || patch < 0 || patch > 99)
+        return fail(err, "nccl.version", "nccl version '%s' is not a 2.x NCCL release like 2.18.1",
+                    t);
+    s->nccl.version = major * 10000 + minor * 100 + patch;
+    return 0;
 }
 
 static int check_hardware_features(struct scenario *s, struct cfg_error *err)
@@ -494,6 +517,17 @@ static int check_hardware_features(struct scenario *s, struct cfg_error *err)
     if (t->precision == DT_FP8 && !(hw->gpu.flops[DT_FP8] > 0))
         return fail(err, "training.precision", "precision 'fp8' needs an fp8 peak in hardware '%s'",
                     hw_name(hw));
+    if (t->precision == DT_FP8 && t->fp8_recipe == FP8_NONE)
+        return fail(err, "training.fp8_recipe",
+                    "precision 'fp8' needs an fp8_recipe other than 'none'");
+    if (t->precision != DT_FP8 && t->fp8_recipe != FP8_NONE)
+        return fail(err, "training.fp8_recipe",
+                    "fp8_recipe '%s' needs precision 'fp8' (precision is '%s')",
+                    fp8_recipe_name(t->fp8_recipe), dtype_name(t->precision));
+    if (!attn_impl_available(hw->gpu.arch, t->attention_impl))
+        return fail(err, "training.attention_impl",
+                    "attention_impl '%s' needs a Hopper GPU (hardware '%s' is %s)",
+                    attn_impl_name(t->attention_impl), hw_name(hw), arch_name(hw->gpu.arch));
     if (!coll_algo_available(hw, algo))
         return fail(err, "nccl.algo",
                     "nccl algo '%s' needs an NVSwitch system of the Hopper generation or later",
@@ -553,7 +587,8 @@ int scenario_finalize(struct scenario *s, struct cfg_error *err)
     memset(err, 0, sizeof(*err));
     if (cfg_model_finalize(&s->model, err) || derive_cluster(s, err) || derive_layout(s, err) ||
         check_model_split(s, err) || check_batch(s, err) || check_memory_features(s, err) ||
-        check_hardware_features(s, err) || check_simulation(s, err) || check_step_range(s, err))
+        check_hardware_features(s, err) || check_nccl_version(s, err) || check_simulation(s, err) ||
+        check_step_range(s, err))
         return -1;
     return 0;
 }

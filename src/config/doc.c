@@ -27,7 +27,7 @@ static void type_of(const struct field *f, char *buf, size_t n)
 {
     static const char *const kinds[UNIT_KIND_COUNT] = { "bytes", "bandwidth", "compute rate",
                                                         "time",  "power",     "rate",
-                                                        "count" };
+                                                        "count", "frequency" };
     char b[64] = "";
     size_t used;
 

@@ -124,6 +124,26 @@ static void load_calibration(struct schema_ctx *c, const struct yt_node *hw_root
     }
 }
 
+/* A sustained SM clock (hardware or calibration file) cannot exceed the part's highest clock. */
+static void check_clocks(struct schema_ctx *c, const struct yt_node *root,
+                         const struct yt_node *where, const struct gpu_spec *g)
+{
+    char key[64], a[32], b[32];
+
+    if (!(g->clock_max_Hz > 0))
+        return;
+    for (int d = 0; d < DT_COUNT; d++) {
+        if (!(g->clock_sust_Hz[d] > g->clock_max_Hz))
+            continue;
+        snprintf(key, sizeof(key), "gpu.clock.sustained.%s", dtype_name((enum dtype)d));
+        schema_error(c, locate(root, key, where), "sustained %s clock %s exceeds gpu.clock.max %s",
+                     dtype_name((enum dtype)d),
+                     units_format(g->clock_sust_Hz[d], UNIT_FREQ, a, sizeof(a)),
+                     units_format(g->clock_max_Hz, UNIT_FREQ, b, sizeof(b)));
+        return;
+    }
+}
+
 /* Hardware mapping -> struct: schema, defaults, name, checks, calibration. */
 static void extract_hardware(struct schema_ctx *c, const struct yt_node *root,
                              const struct yt_node *where, struct hardware *hw, const char *path,
@@ -143,6 +163,8 @@ static void extract_hardware(struct schema_ctx *c, const struct yt_node *root,
                      hw->pcie.gpus_per_switch, hw->gpus_per_node);
     if (hw->calibration)
         load_calibration(c, root, hw, from);
+    if (c->errors == before)
+        check_clocks(c, root, where, &hw->gpu);
 }
 
 static void extract_model(struct schema_ctx *c, const struct yt_node *root,

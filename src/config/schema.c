@@ -85,6 +85,16 @@ static const struct enum_name attention_names[] = {
 static const struct enum_name attention_impl_names[] = {
     { "cuda", ATTN_IMPL_CUDA },
     { "triton", ATTN_IMPL_TRITON },
+    { "fa3", ATTN_IMPL_FA3 },
+    { "cudnn", ATTN_IMPL_CUDNN },
+    { NULL, 0 },
+};
+static const struct enum_name fp8_recipe_names[] = {
+    { "none", FP8_NONE },
+    { "te_delayed", FP8_TE_DELAYED },
+    { "te_current", FP8_TE_CURRENT },
+    { "torchao_tensorwise", FP8_TORCHAO_TENSORWISE },
+    { "torchao_rowwise", FP8_TORCHAO_ROWWISE },
     { NULL, 0 },
 };
 static const struct enum_name model_code_names[] = {
@@ -217,6 +227,37 @@ static const struct field flops_rows[] = {
 };
 static const struct section flops_section = SECTION("gpu.flops", flops_rows, 0);
 
+/* The clock model (hardware.h, cost.h "GEMM peak"): per tensor-core dtype. */
+#define PER_DT(k, member, dt)                                                                      \
+    .key = k, .off = offsetof(struct gpu_spec, member) + (dt) * sizeof(double),                    \
+    .size = sizeof(double)
+#define TC_DTYPES(macro, what)                                                                     \
+    { macro("tf32", DT_TF32), .doc = "TF32 " what },                                               \
+        { macro("bf16", DT_BF16), .doc = "BF16 " what },                                           \
+        { macro("fp16", DT_FP16), .doc = "FP16 " what },                                           \
+        { macro("fp8", DT_FP8), .doc = "FP8 " what },                                              \
+    {                                                                                              \
+        macro("int8", DT_INT8), .doc = "INT8 " what                                                \
+    }
+#define TC_FLOP(k, dt)  PER_DT(k, tc_flop_clk, dt), .type = FT_FLOAT, .min = 0, .max = 1e6
+#define SUST_CLK(k, dt) PER_DT(k, clock_sust_Hz, dt), .type = FT_QTY, .unit = UNIT_FREQ
+
+static const struct field tc_flop_rows[] = {
+    TC_DTYPES(TC_FLOP, "dense FLOP per clock per tensor core"),
+};
+static const struct section tc_flop_section = SECTION("gpu.tensor_flop_per_clock", tc_flop_rows, 0);
+static const struct field sust_clock_rows[] = {
+    TC_DTYPES(SUST_CLK, "GEMMs on random data: SM clock held at the power cap"),
+};
+static const struct section sust_clock_section = SECTION("gpu.clock.sustained", sust_clock_rows, 0);
+static const struct field clock_rows[] = {
+    { QTY("max", struct gpu_spec, clock_max_Hz, UNIT_FREQ, NULL),
+      .doc = "highest SM clock (nvidia-smi Max Clocks SM)" },
+    { SECT0("sustained", sust_clock_section),
+      .doc = "SM clock per dtype at the power cap, random-data GEMMs" },
+};
+static const struct section clock_section = SECTION("gpu.clock", clock_rows, 0);
+
 static const struct field gpu_rows[] = {
     { STR("model", struct gpu_spec, model), .flags = F_REQUIRED, .doc = "marketing name" },
     { ENUM("arch", struct gpu_spec, arch, arch_names, NULL), .flags = F_REQUIRED,
@@ -229,13 +270,20 @@ static const struct field gpu_rows[] = {
       .flags = F_REQUIRED, .doc = "peak device memory bandwidth" },
     { SECT0("flops", flops_section), .flags = F_REQUIRED, .doc = "dense peaks per dtype" },
     { QTY("power", struct gpu_spec, power_W, UNIT_POWER, NULL), .doc = "board power (optional)" },
+    { INT("tensor_cores", struct gpu_spec, tensor_cores, 1, NULL),
+      .doc = "tensor cores of the enabled SMs (clock model, optional)" },
+    { SECT0("tensor_flop_per_clock", tc_flop_section),
+      .doc = "dense FLOP per clock per tensor core, per dtype (clock model)" },
+    { SECT0("clock", clock_section), .doc = "SM clocks (clock model)" },
 };
 static const struct section gpu_section = SECTION("gpu", gpu_rows, 0);
 
 /* Defaults equal cost_default_efficiency() (cost.c, with its sources); a test checks it. */
 static const struct field efficiency_rows[] = {
     { NUM("gemm_max", struct efficiency, gemm_max, 0, 1, "0.80"),
-      .doc = "best-shape GEMM throughput / peak" },
+      .doc = "best-shape GEMM throughput / GEMM peak (sustained-clock peak with gpu.clock)" },
+    { NUM("gemm_max_fp8", struct efficiency, gemm_max_fp8, 0, 1, "0"), .flags = F_ZERO_OK,
+      .doc = "the same for FP8 GEMMs; 0 = gemm_max" },
     { QTY("gemm_latency", struct efficiency, gemm_latency, UNIT_TIME, "5 us"), .flags = F_ZERO_OK,
       .doc = "fixed cost per GEMM kernel (small-size falloff)" },
     { INT("tile_m", struct efficiency, tile_m, 1, "128"), .doc = "output tile rows" },
@@ -252,6 +300,8 @@ static const struct field efficiency_rows[] = {
       .doc = "Megatron fused softmax backward, fraction of the memory-bound rate" },
     { QTY("launch", struct efficiency, launch, UNIT_TIME, "4 us"), .flags = F_ZERO_OK,
       .doc = "per-kernel launch overhead" },
+    { QTY("host_kernel", struct efficiency, host_kernel, UNIT_TIME, "4 us"), .flags = F_ZERO_OK,
+      .doc = "host CPU time per kernel of an eager PyTorch job (host-bound layers)" },
 };
 const struct section schema_efficiency = SECTION("efficiency", efficiency_rows, 0);
 
@@ -364,11 +414,19 @@ static const struct section collective_section = {
     .elem_size = sizeof(struct coll_calib),
 };
 
+static const struct field calib_clock_rows[] = {
+    { SECT0("sustained", sust_clock_section),
+      .doc = "SM clock per dtype at the power cap, random-data GEMMs" },
+};
+static const struct section calib_clock_section = SECTION("clock", calib_clock_rows, 0);
+
 static const struct field calibration_rows[] = {
     { TEXT("hardware"), .flags = F_REQUIRED, .doc = "the hardware name it was measured on" },
     { TEXT("source"), .doc = "free text: measurements, date, GPU" },
     { SECT("efficiency", struct hardware, eff, schema_efficiency),
       .doc = "replaces the named efficiency keys" },
+    { SECT("clock", struct hardware, gpu, calib_clock_section),
+      .doc = "replaces the named sustained SM clocks (gpu.clock.sustained)" },
     { .key = "collectives",
       .type = FT_TABLE,
       AT(struct hardware, coll_cal),
@@ -480,9 +538,18 @@ static const struct field training_rows[] = {
     { ENUM("attention", struct training, attention, attention_names, "flash"),
       .doc = "attention kernel" },
     { ENUM("attention_impl", struct training, attention_impl, attention_impl_names, "cuda"),
-      .doc = "flash kernels: cuda (FlashAttention-2) or triton" },
+      .doc = "flash kernels: cuda (FlashAttention-2), triton (flash_attn_triton.py), fa3 (Hopper), "
+             "cudnn" },
     { ENUM("cross_entropy", struct training, cross_entropy, cross_entropy_names, "fp32"),
       .doc = "loss on fp32-upcast logits, or fused on 16-bit logits" },
+    /* Issue 15 (FP8 as it runs, torch.compile): the framework profiles set these per stack. */
+    { ENUM("fp8_recipe", struct training, fp8_recipe, fp8_recipe_names, NULL),
+      .given = GIVEN_FP8_RECIPE, .def_doc = "te_delayed for precision fp8, else none",
+      .doc = "how FP8 linears cast: Transformer Engine delayed / current scaling, torchao" },
+    { BOOL("fp8_filter_small", struct training, fp8_filter_small, "false"),
+      .doc = "torchao auto_filter_small_kn: linears too small to gain stay BF16" },
+    { BOOL("compile", struct training, compile, "false"),
+      .doc = "torch.compile: FP8 casts fused into their producers, fewer kernel launches" },
     { ENUM("model_code", struct training, model_code, model_code_names, "auto"),
       .doc = "whose modules: auto, megatron (fused), hf (Transformers + PEFT), litgpt" },
     { ENUM("finetune", struct training, finetune, finetune_names, "full"),
@@ -655,6 +722,8 @@ static const struct section fsdp_section = SECTION("fsdp", fsdp_rows, 0);
 static const struct field nccl_rows[] = {
     { ENUM("algo", struct nccl_cfg, algo, algo_names, "auto"), .doc = "like NCCL_ALGO" },
     { ENUM("proto", struct nccl_cfg, proto, proto_names, "auto"), .doc = "like NCCL_PROTO" },
+    { STR("version", struct nccl_cfg, version_text), .def_doc = "the model's tables (2.30)",
+      .doc = "NCCL release (e.g. \"2.18.1\"): which algorithms it offers" },
 };
 static const struct section nccl_section = SECTION("nccl", nccl_rows, 0);
 

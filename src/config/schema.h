@@ -96,7 +96,8 @@ enum cfg_given {
     GIVEN_HEAD_DIM = 1u << 10,
     GIVEN_FFN_HIDDEN = 1u << 11,
     GIVEN_MOE_FFN_HIDDEN = 1u << 12,
-    GIVEN_DDP_OVERLAP = 1u << 13
+    GIVEN_DDP_OVERLAP = 1u << 13,
+    GIVEN_FP8_RECIPE = 1u << 14
 };
 
 /* File-level sections. */

@@ -4,12 +4,13 @@
  * `--check`, and the fits themselves. Rows come from calibrate_read.c; the
  * calibration file and the reports are written by cmd_calibrate.c.
  */
-#include "fit/calibrate.h"
+#include "fit/calibrate_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/attn_table.h"
 #include "model/cost.h"
 #include "fit/fit.h"
 
@@ -45,6 +46,14 @@ static const struct coll_calib *find_coll(const struct hardware *hw, const struc
     return NULL;
 }
 
+/* A fused-attention row's FlashAttention-2 rate relative to the reference shape (attn_table.h). */
+static double flash_rel(const struct hardware *hw, const struct measurement *m)
+{
+    if (!(m->seq > 0 && m->head_dim > 0))
+        return 1;
+    return attn_rel_rate(hw->gpu.arch, ATTN_IMPL_CUDA, m->head_dim, m->causal, m->seq);
+}
+
 double calib_predict_rate(const struct hardware *hw, const struct efficiency *eff,
                           const struct measurement *m)
 {
@@ -53,13 +62,16 @@ double calib_predict_rate(const struct hardware *hw, const struct efficiency *ef
     const struct coll_calib *c;
     double x;
 
+    double clock = hw->gpu.tensor_cores > 0 ? m->clock_Hz : 0; /* the row's logged SM clock */
+
     switch (m->kind) {
     case MEAS_GEMM:
-        return m->flops / cost_gemm_seconds(&hw->gpu, eff, m->dtype, m->m, m->n, m->k, m->batch);
+        return m->flops / calib_gemm_seconds(hw, eff, eff->gemm_latency / NS_PER_S,
+                                             cost_gemm_eff(eff, m->dtype), clock, m);
     case MEAS_GEMM_BEST:
-        return peak * eff->gemm_max;
+        return cost_gemm_peak_at(&hw->gpu, m->dtype, clock) * cost_gemm_eff(eff, m->dtype);
     case MEAS_ATTN_FLASH:
-        return peak * eff->attn_flash;
+        return peak * eff->attn_flash * flash_rel(hw, m);
     case MEAS_ATTN_STD:
         return peak * eff->attn_standard;
     case MEAS_MEMBOUND:
@@ -85,8 +97,8 @@ double calib_predict_rate(const struct hardware *hw, const struct efficiency *ef
 /* ---- fitting ------------------------------------------------------------- */
 
 /* Fill R^2 of rates and the worst |t_pred/t_meas - 1| = |rate_meas/rate_pred - 1|. */
-static void quality(const struct measurement *const *rows, const double *pred_rate, int n,
-                    struct calib_quality *q)
+void calib_quality_of(const struct measurement *const *rows, const double *pred_rate, int n,
+                      struct calib_quality *q)
 {
     double *obs = xmalloc((size_t)(n ? n : 1) * sizeof(*obs));
 
@@ -106,8 +118,8 @@ static void quality(const struct measurement *const *rows, const double *pred_ra
     free(obs);
 }
 
-static int collect(const struct meas_set *ms, bool (*want)(const struct measurement *),
-                   const struct measurement ***out)
+int calib_collect(const struct meas_set *ms, bool (*want)(const struct measurement *),
+                  const struct measurement ***out)
 {
     int n = 0;
 
@@ -118,7 +130,7 @@ static int collect(const struct meas_set *ms, bool (*want)(const struct measurem
     return n;
 }
 
-static bool is_gemm(const struct measurement *m)
+bool calib_is_gemm(const struct measurement *m)
 {
     return m->kind == MEAS_GEMM || m->kind == MEAS_GEMM_BEST;
 }
@@ -131,210 +143,6 @@ static bool is_attn(const struct measurement *m)
 static bool is_mem(const struct measurement *m)
 {
     return m->kind == MEAS_MEMBOUND;
-}
-
-struct gemm_ctx {
-    const struct hardware *hw;
-    struct efficiency eff; /* tile under test and mem_bw; gemm_max and latency come from p */
-    const struct measurement *const *rows;
-    int n;
-    int dt_param[DT_COUNT]; /* index among the gemm_max parameters, -1 = dtype absent */
-    int ng;                 /* gemm_max parameters (dtypes present) */
-    bool fit_latency;       /* p[0] is the latency in us, the log(gemm_max) follow */
-    double latency_s;       /* the fixed latency when !fit_latency */
-};
-
-/* The fitted GEMM model: what fit_gemm keeps of its best candidate. */
-struct gemm_model {
-    struct efficiency eff; /* tile, mem_bw */
-    double latency_s;
-    double g[DT_COUNT], g_err[DT_COUNT]; /* gemm_max per dtype and its 1-sigma */
-    double chisq;
-    bool latency_fitted;
-    char msg[128];
-};
-
-static double gmax_of(const struct gemm_ctx *c, const double *p, enum dtype dt)
-{
-    return exp(p[(c->fit_latency ? 1 : 0) + c->dt_param[dt]]);
-}
-
-/* t = latency + cost_gemm_seconds(): the simulator's own function (cost.h). */
-static double gemm_time(const struct hardware *hw, const struct efficiency *eff, double lat_s,
-                        double gmax, const struct measurement *m)
-{
-    struct efficiency e = *eff;
-
-    e.gemm_max = gmax;
-    e.gemm_latency = 0; /* added here in seconds: the fit needs it continuous, not in ns */
-    return lat_s + cost_gemm_seconds(&hw->gpu, &e, m->dtype, m->m, m->n, m->k, m->batch);
-}
-
-static int gemm_resid(const double *p, int np, double *r, int n, void *vctx)
-{
-    const struct gemm_ctx *c = vctx;
-    double lat = c->fit_latency ? p[0] * 1e-6 : c->latency_s;
-
-    (void)np;
-    for (int i = 0; i < n; i++) {
-        const struct measurement *m = c->rows[i];
-        double g = gmax_of(c, p, m->dtype);
-
-        if (m->kind == MEAS_GEMM)
-            r[i] = gemm_time(c->hw, &c->eff, lat, g, m) / m->time_s - 1;
-        else
-            r[i] = m->rate / cost_peak_flops(&c->hw->gpu, m->dtype) / g - 1;
-    }
-    return 0;
-}
-
-/* Output tiles tried, by common cuBLAS/CUTLASS threadblock shapes (formulas.md 6.2). */
-static const int tile_candidates[][2] = {
-    { 128, 128 }, { 128, 256 }, { 256, 128 }, { 64, 128 },
-    { 128, 64 },  { 64, 64 },   { 256, 64 },  { 64, 256 },
-};
-
-/* One fit at the current tile; latency clamped at zero by refitting without it. */
-static int gemm_fit_tile(struct gemm_ctx *c, struct gemm_model *out)
-{
-    double p[FIT_MAX_PARAMS], g0 = log(c->hw->eff.gemm_max > 0 ? c->hw->eff.gemm_max : 0.8);
-    struct fit_result res;
-    int off;
-
-    memset(out, 0, sizeof(*out));
-    for (;;) {
-        off = c->fit_latency ? 1 : 0;
-        p[0] = c->hw->eff.gemm_latency / 1e3;
-        for (int i = 0; i < c->ng; i++)
-            p[off + i] = g0;
-        if (fit_nlls(gemm_resid, c, c->n, p, off + c->ng, &res)) {
-            snprintf(out->msg, sizeof(out->msg), "%s", res.msg);
-            return -1;
-        }
-        if (!c->fit_latency || p[0] >= 0)
-            break;
-        c->fit_latency = false; /* negative latency: pin it at zero and refit */
-        c->latency_s = 0;
-    }
-    out->eff = c->eff;
-    out->latency_s = c->fit_latency ? p[0] * 1e-6 : c->latency_s;
-    out->latency_fitted = c->fit_latency || !(c->latency_s > 0);
-    out->chisq = res.chisq;
-    snprintf(out->msg, sizeof(out->msg), "%s", res.msg);
-    for (int d = 0; d < DT_COUNT; d++)
-        if (c->dt_param[d] >= 0) {
-            out->g[d] = gmax_of(c, p, (enum dtype)d);
-            out->g_err[d] = out->g[d] * res.stderr_p[off + c->dt_param[d]];
-        }
-    return 0;
-}
-
-/* Which dtype's gemm_max the simulator gets: the requested one, its 16-bit twin, or the most rows.
- */
-static enum dtype choose_gemm_dtype(const struct gemm_model *gm,
-                                    const struct measurement *const *rows, int n, enum dtype want,
-                                    FILE *log)
-{
-    enum dtype alt = want == DT_BF16 ? DT_FP16 : DT_BF16;
-    int most = -1, count[DT_COUNT] = { 0 };
-
-    if (gm->g[want] > 0)
-        return want;
-    /* bf16 and fp16 share one tensor-core peak on A100/H100/H200 (formulas.md 7). */
-    if ((want == DT_BF16 || want == DT_FP16) && gm->g[alt] > 0)
-        return alt;
-    for (int i = 0; i < n; i++)
-        count[rows[i]->dtype]++;
-    for (int d = 0; d < DT_COUNT; d++)
-        if (count[d] && (most < 0 || count[d] > count[most]))
-            most = d;
-    if (log)
-        fprintf(log,
-                "calibrate: warning: no %s GEMM rows; gemm_max comes from %s rows and the "
-                "simulator applies it to every dtype\n",
-                dtype_name(want), dtype_name((enum dtype)most));
-    return (enum dtype)most;
-}
-
-static int fit_gemm(const struct hardware *hw, const struct meas_set *ms,
-                    const struct calib_options *opt, struct calib_result *r, FILE *log)
-{
-    const struct measurement **rows;
-    int n = collect(ms, is_gemm, &rows), nshaped = 0;
-    struct gemm_ctx c;
-    struct gemm_model best = { .chisq = INFINITY }, cur;
-    bool can_fit_latency;
-    double *pred;
-
-    if (!n) {
-        snprintf(r->q_gemm.note, sizeof(r->q_gemm.note), "no GEMM rows: gemm_* not fitted");
-        free(rows);
-        return 0;
-    }
-    memset(&c, 0, sizeof(c));
-    c.hw = hw;
-    c.eff = r->eff; /* fitted mem_bw for the memory roofline */
-    c.rows = rows;
-    c.n = n;
-    for (int d = 0; d < DT_COUNT; d++)
-        c.dt_param[d] = -1;
-    for (int i = 0; i < n; i++) {
-        if (c.dt_param[rows[i]->dtype] < 0)
-            c.dt_param[rows[i]->dtype] = c.ng++;
-        nshaped += rows[i]->kind == MEAS_GEMM;
-    }
-    /* Latency and tile need two shaped rows and one point more than parameters. */
-    can_fit_latency = nshaped >= 2 && n >= c.ng + 2 && c.ng + 1 <= FIT_MAX_PARAMS;
-    if (c.ng > FIT_MAX_PARAMS) {
-        if (log)
-            fprintf(log, "calibrate: GEMM rows span too many dtypes\n");
-        free(rows);
-        return -1;
-    }
-    for (size_t t = 0; t < (can_fit_latency ? ARRAY_LEN(tile_candidates) : 1); t++) {
-        if (can_fit_latency) {
-            c.eff.tile_m = tile_candidates[t][0];
-            c.eff.tile_n = tile_candidates[t][1];
-        }
-        c.fit_latency = can_fit_latency;
-        c.latency_s = hw->eff.gemm_latency / NS_PER_S;
-        if (!gemm_fit_tile(&c, &cur) && cur.chisq < best.chisq)
-            best = cur;
-        else if (isinf(best.chisq))
-            snprintf(best.msg, sizeof(best.msg), "%s", cur.msg);
-    }
-    if (isinf(best.chisq)) {
-        if (log)
-            fprintf(log, "calibrate: GEMM fit failed: %s\n", best.msg);
-        free(rows);
-        return -1;
-    }
-    if (can_fit_latency) {
-        r->eff.tile_m = best.eff.tile_m;
-        r->eff.tile_n = best.eff.tile_n;
-        r->eff.gemm_latency = ns_from_s(best.latency_s);
-        r->fitted |= CAL_GEMM_LATENCY | CAL_TILE;
-    }
-    memcpy(r->gemm_max_dt, best.g, sizeof(best.g));
-    memcpy(r->gemm_max_err, best.g_err, sizeof(best.g_err));
-    r->gemm_dtype = choose_gemm_dtype(&best, rows, n, opt->gemm_dtype, log);
-    r->eff.gemm_max = best.g[r->gemm_dtype];
-    r->fitted |= CAL_GEMM_MAX;
-
-    pred = xmalloc((size_t)n * sizeof(*pred));
-    for (int i = 0; i < n; i++) {
-        const struct measurement *m = rows[i];
-        double g = best.g[m->dtype];
-
-        pred[i] = m->kind == MEAS_GEMM ? m->flops / gemm_time(hw, &best.eff, best.latency_s, g, m)
-                                       : g * cost_peak_flops(&hw->gpu, m->dtype);
-    }
-    quality(rows, pred, n, &r->q_gemm);
-    snprintf(r->q_gemm.note, sizeof(r->q_gemm.note), "%d shaped rows, %s; %.80s", nshaped,
-             can_fit_latency ? "latency and tile fitted" : "latency and tile not fitted", best.msg);
-    free(pred);
-    free(rows);
-    return 0;
 }
 
 /* Relative least squares for a constant fraction: minimise sum (a/f_i - 1)^2. */
@@ -353,7 +161,7 @@ static void fit_attention(const struct hardware *hw, const struct meas_set *ms,
                           struct calib_result *r)
 {
     const struct measurement **rows;
-    int n = collect(ms, is_attn, &rows);
+    int n = calib_collect(ms, is_attn, &rows);
     double *f = xmalloc((size_t)(n ? n : 1) * sizeof(*f)), *pred;
     const enum meas_kind kinds[2] = { MEAS_ATTN_FLASH, MEAS_ATTN_STD };
     double *target[2] = { &r->eff.attn_flash, &r->eff.attn_standard };
@@ -364,7 +172,8 @@ static void fit_attention(const struct hardware *hw, const struct meas_set *ms,
 
         for (int i = 0; i < n; i++)
             if (rows[i]->kind == kinds[k])
-                f[m++] = rows[i]->rate / cost_peak_flops(&hw->gpu, rows[i]->dtype);
+                f[m++] = rows[i]->rate / cost_peak_flops(&hw->gpu, rows[i]->dtype) /
+                         (k == 0 ? flash_rel(hw, rows[i]) : 1);
         if (m) {
             *target[k] = rel_mean(f, m);
             r->fitted |= bit[k];
@@ -373,10 +182,12 @@ static void fit_attention(const struct hardware *hw, const struct meas_set *ms,
     pred = f;
     for (int i = 0; i < n; i++)
         pred[i] = cost_peak_flops(&hw->gpu, rows[i]->dtype) *
-                  (rows[i]->kind == MEAS_ATTN_FLASH ? r->eff.attn_flash : r->eff.attn_standard);
-    quality(rows, pred, n, &r->q_attn);
+                  (rows[i]->kind == MEAS_ATTN_FLASH ? r->eff.attn_flash * flash_rel(hw, rows[i])
+                                                    : r->eff.attn_standard);
+    calib_quality_of(rows, pred, n, &r->q_attn);
     snprintf(r->q_attn.note, sizeof(r->q_attn.note), "%s",
-             n ? "achieved FLOP/s / peak, relative least squares" : "no attention rows");
+             n ? "achieved FLOP/s / peak (fused: FA2 at the reference shape), relative LS"
+               : "no attention rows");
     free(f);
     free(rows);
 }
@@ -385,7 +196,7 @@ static void fit_membound(const struct hardware *hw, const struct meas_set *ms,
                          struct calib_result *r)
 {
     const struct measurement **rows;
-    int n = collect(ms, is_mem, &rows), nt = 0;
+    int n = calib_collect(ms, is_mem, &rows), nt = 0;
     double *x = xmalloc((size_t)(n ? n : 1) * 3 * sizeof(*x)), *y = x + (n ? n : 1),
            *w = y + (n ? n : 1);
     double a = 0, b = 0, peak = hw->gpu.mem_bw_Bps;
@@ -423,7 +234,7 @@ static void fit_membound(const struct hardware *hw, const struct meas_set *ms,
     }
     for (int i = 0; i < n; i++)
         x[i] = calib_predict_rate(hw, &r->eff, rows[i]);
-    quality(rows, x, n, &r->q_mem);
+    calib_quality_of(rows, x, n, &r->q_mem);
     free(x);
     free(rows);
 }
@@ -477,7 +288,7 @@ static void fit_one_coll(const struct meas_set *ms, struct calib_coll *cc)
     cc->cal.bus_bw_Bps = b > 0 ? 1 / b : 0;
     for (int i = 0; i < n; i++)
         pred[i] = x[i] / (a + x[i] * b);
-    quality(rows, pred, n, &cc->q);
+    calib_quality_of(rows, pred, n, &cc->q);
     free(x);
     free(rows);
 }
@@ -524,7 +335,7 @@ int calib_fit(const struct hardware *hw, const struct meas_set *ms, const struct
     out->gemm_dtype = opt->gemm_dtype;
     out->coll_report_only = opt->coll_report_only;
     fit_membound(hw, ms, out); /* first: the GEMM memory roofline uses mem_bw */
-    if (fit_gemm(hw, ms, opt, out, log))
+    if (calib_fit_gemm(hw, ms, opt, out, log))
         return -1;
     fit_attention(hw, ms, out);
     fit_collectives(ms, out, log);

@@ -11,8 +11,14 @@
  *               gemm_max per dtype present, a shared latency, and the output
  *               tile chosen among candidates by the smallest residual sum.
  *               `gemm_best` rows (best-shape achieved FLOP/s, MAMF) constrain
- *               gemm_max of their dtype directly.
- *   attention   attn_flash / attn_standard = achieved FLOP/s / peak (relative LS)
+ *               gemm_max of their dtype directly. With the hardware's clock
+ *               model each row is priced at the SM clock it logged, else at
+ *               the sustained clock, which is fitted where rows of a dtype
+ *               with and without a clock meet, or read from `gemm_sustained`
+ *               rows that logged it (calibrate_gemm.c).
+ *   attention   attn_flash / attn_standard = achieved FLOP/s / peak (relative LS);
+ *               a fused row counts as FlashAttention-2 at its shape, converted to the
+ *               reference shape by the published rates (attn_table.h)
  *   memory      t = launch + bytes / (peak_bw * mem_bw), a weighted line when
  *               two or more sizes are timed; otherwise mem_bw from achieved GB/s
  *   collectives alpha-beta per (op, algo, proto, scope):
@@ -63,6 +69,11 @@ struct measurement {
     int op;                /* enum coll_op, for MEAS_COLL */
     int algo, proto;       /* enum coll_algo / coll_proto; AUTO when not given */
     double time_s;         /* time per call, s; 0 = not given */
+    double head_dim, seq;  /* attention shape; 0 = not given (the reference shape) */
+    bool causal;           /* attention with a causal mask */
+    double clock_Hz;       /* SM clock the run logged (sm_clock_mhz), Hz; 0 = not logged */
+    double power_W;        /* board power the run logged (power_w), W; 0 = not logged */
+    bool sustained;        /* gemm_sustained: a long run at the power cap on random data */
     double rate;           /* achieved FLOP/s (compute) or bytes/s (busbw for collectives) */
     const char *gpu;       /* GPU name as written */
     const char *source;    /* source column */
@@ -104,7 +115,9 @@ enum {
     CAL_ATTN_FLASH = 1 << 3,
     CAL_ATTN_STANDARD = 1 << 4,
     CAL_MEM_BW = 1 << 5,
-    CAL_LAUNCH = 1 << 6
+    CAL_LAUNCH = 1 << 6,
+    CAL_GEMM_MAX_FP8 = 1 << 7,
+    CAL_CLOCK = 1 << 8
 };
 
 struct calib_coll {
@@ -113,12 +126,13 @@ struct calib_coll {
 };
 
 struct calib_result {
-    struct efficiency eff;         /* hardware's values with the fitted ones replaced */
-    unsigned fitted;               /* CAL_* bits */
-    enum dtype gemm_dtype;         /* dtype whose gemm_max went into eff.gemm_max */
-    double gemm_max_dt[DT_COUNT];  /* fitted per dtype, 0 = no data */
-    double gemm_max_err[DT_COUNT]; /* 1-sigma */
-    double host_Bps[3];            /* achieved h2d, d2h, d2d bandwidth (median), 0 = none */
+    struct efficiency eff;          /* hardware's values with the fitted ones replaced */
+    unsigned fitted;                /* CAL_* bits */
+    enum dtype gemm_dtype;          /* dtype whose gemm_max went into eff.gemm_max */
+    double gemm_max_dt[DT_COUNT];   /* fitted per dtype, 0 = no data */
+    double gemm_max_err[DT_COUNT];  /* 1-sigma */
+    double clock_sust_Hz[DT_COUNT]; /* sustained SM clock determined per dtype, Hz; 0 = not */
+    double host_Bps[3];             /* achieved h2d, d2h, d2d bandwidth (median), 0 = none */
     struct calib_quality q_gemm, q_attn, q_mem;
     struct calib_coll *coll; /* heap array, ncoll entries, in first-seen order */
     int ncoll;

@@ -71,6 +71,19 @@ static void write_quality(FILE *out, const char *name, const struct calib_qualit
     fputs("}\n", out);
 }
 
+/* The sustained SM clocks the GEMM fit determined, and the peak each gives. */
+static void write_clocks(FILE *out, const struct hardware *hw, const struct calib_result *r)
+{
+    if (!(r->fitted & CAL_CLOCK))
+        return;
+    fputs("clock:\n  sustained:\n", out);
+    for (int d = 0; d < DT_COUNT; d++)
+        if (r->clock_sust_Hz[d] > 0)
+            fprintf(out, "    %s: %.0f MHz    # tensor-core peak %.1f TFLOP/s at this clock\n",
+                    dtype_name((enum dtype)d), r->clock_sust_Hz[d] / 1e6,
+                    hw->gpu.tensor_cores * hw->gpu.tc_flop_clk[d] * r->clock_sust_Hz[d] / 1e12);
+}
+
 void calib_write_yaml(const struct hardware *hw, const char *for_name, const struct meas_set *ms,
                       const struct calib_result *r, const char *command, FILE *out)
 {
@@ -91,6 +104,9 @@ void calib_write_yaml(const struct hardware *hw, const char *for_name, const str
     if (r->fitted & CAL_GEMM_MAX)
         fprintf(out, "  gemm_max: %.4f        # %s GEMM, +-%.4f (1 sigma)\n", e->gemm_max,
                 dtype_name(r->gemm_dtype), r->gemm_max_err[r->gemm_dtype]);
+    if (r->fitted & CAL_GEMM_MAX_FP8)
+        fprintf(out, "  gemm_max_fp8: %.4f    # +-%.4f (1 sigma)\n", e->gemm_max_fp8,
+                r->gemm_max_err[DT_FP8]);
     if (r->fitted & CAL_GEMM_LATENCY)
         fprintf(out, "  gemm_latency: %.4g us\n", e->gemm_latency / 1e3);
     if (r->fitted & CAL_TILE)
@@ -103,6 +119,7 @@ void calib_write_yaml(const struct hardware *hw, const char *for_name, const str
         fprintf(out, "  mem_bw: %.4f\n", e->mem_bw);
     if (r->fitted & CAL_LAUNCH)
         fprintf(out, "  launch: %.4g us\n", e->launch / 1e3);
+    write_clocks(out, hw, r);
     if (r->ncoll && !r->coll_report_only)
         fputs("collectives:\n", out);
     for (int i = 0; i < r->ncoll && !r->coll_report_only; i++) {
@@ -174,6 +191,12 @@ void calib_print_summary(const struct hardware *hw, const struct calib_result *r
                         r->gemm_max_err[d]);
         fputc('\n', out);
     }
+    if (r->fitted & CAL_GEMM_MAX_FP8)
+        fprintf(out, "  gemm_max_fp8   %.4f\n", e->gemm_max_fp8);
+    for (int d = 0; d < DT_COUNT; d++)
+        if (r->clock_sust_Hz[d] > 0)
+            fprintf(out, "  sustained clock %s %.0f MHz\n", dtype_name((enum dtype)d),
+                    r->clock_sust_Hz[d] / 1e6);
     if (r->fitted & CAL_GEMM_LATENCY)
         fprintf(out, "  gemm_latency   %.3g us, tile %d x %d\n", e->gemm_latency / 1e3, e->tile_m,
                 e->tile_n);

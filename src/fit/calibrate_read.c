@@ -19,6 +19,7 @@ static const struct {
 } kernel_names[] = {
     { "gemm", MEAS_GEMM, -1 },
     { "gemm_best", MEAS_GEMM_BEST, -1 },
+    { "gemm_sustained", MEAS_GEMM, -1 }, /* simtrain-bench --sustained: minutes at the power cap */
     { "attention_flash", MEAS_ATTN_FLASH, -1 },
     { "attention_standard", MEAS_ATTN_STD, -1 },
     { "copy", MEAS_MEMBOUND, -1 },
@@ -30,6 +31,9 @@ static const struct {
     { "layernorm", MEAS_MEMBOUND, -1 },
     { "softmax", MEAS_MEMBOUND, -1 },
     { "adamw", MEAS_MEMBOUND, -1 },
+    { "amax", MEAS_MEMBOUND, -1 }, /* simtrain-bench fp8cast: the FP8 recipes' kernels */
+    { "cast_fp8", MEAS_MEMBOUND, -1 },
+    { "cast_transpose_fp8", MEAS_MEMBOUND, -1 },
     { "h2d", MEAS_H2D, -1 },
     { "d2h", MEAS_D2H, -1 },
     { "d2d", MEAS_D2D, -1 },
@@ -48,7 +52,7 @@ struct reader {
     FILE *diag;
     int errors;
     int col_kernel, col_shape, col_bytes, col_dtype, col_gpu, col_gpus, col_nodes, col_algo,
-        col_proto, col_time, col_tflops, col_gbps, col_source;
+        col_proto, col_time, col_tflops, col_gbps, col_source, col_clock, col_power;
 };
 
 static void row_error(struct reader *rd, const char *fmt, ...)
@@ -201,6 +205,9 @@ static int read_attn_shape(struct reader *rd, struct measurement *m)
         return -1;
     if (v[0] > 0 && v[1] > 0 && v[2] > 0 && v[3] > 0)
         m->flops = 4 * v[0] * v[1] * v[2] * v[2] * v[3] * (v[4] > 0 ? 0.5 : 1);
+    m->seq = v[2];
+    m->head_dim = v[3];
+    m->causal = v[4] > 0;
     return 0;
 }
 
@@ -270,9 +277,13 @@ static int read_row(struct reader *rd, struct measurement *m)
     }
     if (number(rd, rd->col_bytes, "bytes", &m->bytes) ||
         number(rd, rd->col_time, "time_us", &time_us) ||
-        number(rd, rd->col_tflops, "tflops", &tflops) || number(rd, rd->col_gbps, "gbps", &gbps))
+        number(rd, rd->col_tflops, "tflops", &tflops) || number(rd, rd->col_gbps, "gbps", &gbps) ||
+        number(rd, rd->col_clock, "sm_clock_mhz", &m->clock_Hz) ||
+        number(rd, rd->col_power, "power_w", &m->power_W))
         return -1;
     m->time_s = time_us * 1e-6;
+    m->clock_Hz *= 1e6;
+    m->sustained = !strcmp(kernel, "gemm_sustained");
     switch (m->kind) {
     case MEAS_GEMM:
         m->rate = tflops * 1e12;
@@ -312,6 +323,8 @@ static int find_columns(struct reader *rd)
     rd->col_tflops = csv_column(t, "tflops");
     rd->col_gbps = csv_column(t, "gbps");
     rd->col_source = csv_column(t, "source");
+    rd->col_clock = csv_column(t, "sm_clock_mhz");
+    rd->col_power = csv_column(t, "power_w");
     if (rd->col_kernel < 0) {
         if (rd->diag)
             fprintf(rd->diag, "%s:1: error: missing required column 'kernel'\n", t->name);

@@ -25,6 +25,7 @@ struct vrow {
     int gpus, nodes;
     enum coll_algo algo; /* forced as the source ran it, or auto */
     double bytes;
+    bool sized;         /* the source states the message size */
     bool algbw;         /* the figure is algbw (else busbw) */
     double lo, hi;      /* measured value or range, GB/s */
     int harness_gpus;   /* GPUs driven by one nccl-tests thread (-g N), else 1 */
@@ -36,6 +37,24 @@ struct vrow {
     enum coll_proto ran_proto;
     bool floored; /* the host's launches set the pace (nccl-tests timing loop) */
 };
+
+/* The `collective` column (nccl-tests names; empty: all_reduce, the file's first rows). */
+static enum coll_op op_of(const char *name)
+{
+    static const struct {
+        const char *name;
+        enum coll_op op;
+    } ops[] = {
+        { "all_gather", COLL_ALL_GATHER }, { "reduce_scatter", COLL_REDUCE_SCATTER },
+        { "alltoall", COLL_ALL_TO_ALL },   { "all_to_all", COLL_ALL_TO_ALL },
+        { "sendrecv", COLL_SEND_RECV },    { "send_recv", COLL_SEND_RECV },
+    };
+
+    for (size_t i = 0; i < ARRAY_LEN(ops); i++)
+        if (strcmp(name, ops[i].name) == 0)
+            return ops[i].op;
+    return COLL_ALL_REDUCE;
+}
 
 static const char *stem_for(const char *gpu)
 {
@@ -100,10 +119,14 @@ static void read_vrow(const struct csv_table *tab, int r, struct vrow *v)
     v->nodes = atoi(F("num_nodes")) > 0 ? atoi(F("num_nodes")) : 1;
     v->bytes = atof(F("message_size_bytes")) > 0 ? atof(F("message_size_bytes"))
                                                  : 8.0 * 1024 * 1024 * 1024;
+    v->op = op_of(F("collective"));
+    v->sized = atof(F("message_size_bytes")) > 0;
     v->algo = ALGO_AUTO;
-    if (strncmp(algo, "NVLS (stated)", 13) == 0 || strncmp(algo, "stated NVLS", 11) == 0)
+    if (strncmp(algo, "NVLS (stated)", 13) == 0 || strncmp(algo, "stated NVLS", 11) == 0 ||
+        strncmp(algo, "NVLS (forced)", 13) == 0)
         v->algo = ALGO_NVLS; /* the source ran NCCL_ALGO=NVLS (see notes) */
-    else if (strcmp(algo, "Ring") == 0)
+    else if (strcmp(algo, "Ring") == 0 || strncmp(algo, "Ring (forced", 12) == 0 ||
+             strstr(algo, "NVLS_ENABLE=0")) /* one node without NVLS: NCCL's ring */
         v->algo = ALGO_RING;
     harness_args(F("notes"), v);
     v->lo = strtod(val, &end);
@@ -129,7 +152,7 @@ static void read_vrow(const struct csv_table *tab, int r, struct vrow *v)
 static double predict(const struct hardware *hw0, struct vrow *v)
 {
     struct hardware hw = *hw0;
-    struct nccl_cfg cfg = { v->algo, PROTO_AUTO };
+    struct nccl_cfg cfg = { .algo = v->algo, .proto = PROTO_AUTO };
     struct comm_group g;
     struct coll_cost c;
     struct topo *t;
@@ -164,33 +187,77 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Summary of one band: n, median and max |error|, and how many meet `target`. */
-static void band_summary(const struct vrow *rows, int n, int band, double target, const char *name,
-                         bool md, FILE *out)
+/* The bands of the summary (nccl_validate.h). */
+static const struct {
+    const char *name;
+    double target;
+} bands[NCCL_BAND_COUNT] = {
+    [NCCL_BAND_AR_LARGE] = { "8-GPU all-reduce, size >= 64 MiB", 0.10 },
+    [NCCL_BAND_AR_SMALL] = { "8-GPU all-reduce, size < 64 MiB", 0.25 },
+    [NCCL_BAND_AGRS_LARGE] = { "8-GPU all-gather / reduce-scatter, >= 64 MiB", 0.15 },
+    [NCCL_BAND_AGRS_SMALL] = { "8-GPU all-gather / reduce-scatter, < 64 MiB", 0.25 },
+    [NCCL_BAND_P2P] = { "8-GPU all-to-all and send/recv, >= 64 MiB", 0.25 },
+    [NCCL_BAND_MULTINODE] = { "several nodes", 0.15 },
+    [NCCL_BAND_STATEMENT] = { "stated figures (no size; peak)", 0.10 },
+};
+
+/* Which band a row counts in, or -1 (skipped, or not an 8-GPU node size sweep). */
+static int band_of(const struct vrow *v)
+{
+    bool large = v->bytes >= 67108864;
+
+    if (v->skip)
+        return -1;
+    if (!v->sized)
+        return NCCL_BAND_STATEMENT;
+    if (v->nodes > 1)
+        return NCCL_BAND_MULTINODE;
+    if (v->gpus != 8)
+        return -1;
+    switch (v->op) {
+    case COLL_ALL_REDUCE:
+        return large ? NCCL_BAND_AR_LARGE : NCCL_BAND_AR_SMALL;
+    case COLL_ALL_GATHER:
+    case COLL_REDUCE_SCATTER:
+        return large ? NCCL_BAND_AGRS_LARGE : NCCL_BAND_AGRS_SMALL;
+    default:
+        return large ? NCCL_BAND_P2P : -1;
+    }
+}
+
+static void band_stats(const struct vrow *rows, int n, int band, struct nccl_band *out)
 {
     double *e = xmalloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
-    int k = 0, ok = 0, i;
+    int k = 0;
 
-    for (i = 0; i < n; i++) {
-        const struct vrow *v = &rows[i];
-        int b = v->skip ? -1 : strstr(v->label, "ND_") == NULL ? 2 : v->bytes >= 67108864 ? 0 : 1;
-        if (b != band)
+    memset(out, 0, sizeof(*out));
+    out->name = bands[band].name;
+    out->target = bands[band].target;
+    for (int i = 0; i < n; i++) {
+        if (band_of(&rows[i]) != band)
             continue;
-        e[k++] = fabs(v->err);
-        ok += fabs(v->err) <= target;
+        e[k++] = fabs(rows[i].err);
+        out->within += fabs(rows[i].err) <= out->target;
     }
     qsort(e, (size_t)k, sizeof(double), cmp_double);
-    if (k == 0)
-        ;
-    else if (md)
-        fprintf(out, "| %s | %d | %.1f %% | %.1f %% | %d of %d within %.0f %% |\n", name, k,
-                100 * (k % 2 ? e[k / 2] : (e[k / 2 - 1] + e[k / 2]) / 2), 100 * e[k - 1], ok, k,
-                100 * target);
-    else
-        fprintf(out, "%-34s n=%-3d median |err| %5.1f %%  max %5.1f %%  %d of %d within %.0f %%\n",
-                name, k, 100 * (k % 2 ? e[k / 2] : (e[k / 2 - 1] + e[k / 2]) / 2), 100 * e[k - 1],
-                ok, k, 100 * target);
+    out->n = k;
+    if (k) {
+        out->median = k % 2 ? e[k / 2] : (e[k / 2 - 1] + e[k / 2]) / 2;
+        out->max = e[k - 1];
+    }
     free(e);
+}
+
+static void print_band(const struct nccl_band *b, bool md, FILE *out)
+{
+    if (b->n == 0)
+        return;
+    if (md)
+        fprintf(out, "| %s | %d | %.1f %% | %.1f %% | %d of %d within %.0f %% |\n", b->name, b->n,
+                100 * b->median, 100 * b->max, b->within, b->n, 100 * b->target);
+    else
+        fprintf(out, "%-46s n=%-3d median |err| %5.1f %%  max %5.1f %%  %d of %d within %.0f %%\n",
+                b->name, b->n, 100 * b->median, 100 * b->max, b->within, b->n, 100 * b->target);
 }
 
 static void print_vrow(const struct vrow *v, bool md, FILE *out)
@@ -220,7 +287,9 @@ static void print_vrow(const struct vrow *v, bool md, FILE *out)
                 meas, pred, 100 * v->err);
 }
 
-int nccl_validate_file(const char *path, bool markdown, FILE *out)
+/* Read and evaluate every row of `path`; *rows (heap) and *n. Returns -1 (unreadable), or 1
+ * when a hardware description failed to load, else 0. */
+static int evaluate(const char *path, struct vrow **rows_out, int *n_out)
 {
     struct csv_error cerr;
     struct csv_table *tab = csv_read_file(path, &cerr);
@@ -231,7 +300,7 @@ int nccl_validate_file(const char *path, bool markdown, FILE *out)
 
     if (!tab) {
         csv_print_error(path, &cerr, stderr);
-        return 1;
+        return -1;
     }
     rows = xcalloc((size_t)(tab->nrows > 0 ? tab->nrows : 1), sizeof(*rows));
     for (i = 0; i < tab->nrows; i++) {
@@ -259,6 +328,35 @@ int nccl_validate_file(const char *path, bool markdown, FILE *out)
         rows[i].pred = predict(hw, &rows[i]);
         rows[i].err = rel_error(&rows[i]);
     }
+    for (j = 0; j < nhw; j++)
+        cfg_free_hw(hws[j]);
+    *rows_out = rows;
+    *n_out = tab->nrows;
+    csv_free(tab);
+    return failed;
+}
+
+int nccl_validate_bands(const char *path, struct nccl_band out[NCCL_BAND_COUNT])
+{
+    struct vrow *rows;
+    int n, rc = evaluate(path, &rows, &n);
+
+    if (rc < 0)
+        return 1;
+    for (int b = 0; b < NCCL_BAND_COUNT; b++)
+        band_stats(rows, n, b, &out[b]);
+    free(rows);
+    return rc;
+}
+
+int nccl_validate_file(const char *path, bool markdown, FILE *out)
+{
+    struct vrow *rows;
+    struct nccl_band b;
+    int n, i, rc = evaluate(path, &rows, &n);
+
+    if (rc < 0)
+        return 1;
     if (markdown) {
         fprintf(out, "| line | source | hardware | op | GPUs | size (B) | NCCL_ALGO | model ran | "
                      "measured (GB/s) | model (GB/s) | error |\n"
@@ -274,19 +372,17 @@ int nccl_validate_file(const char *path, bool markdown, FILE *out)
                 "hardware", "op", "n", "size(B)", "algo", "model ran", "measured", "model",
                 "error");
     }
-    for (i = 0; i < tab->nrows; i++)
+    for (i = 0; i < n; i++)
         print_vrow(&rows[i], markdown, out);
     if (markdown)
         fprintf(out, "\n| band | n | median abs error | max abs error | within target |\n"
                      "|---|---|---|---|---|\n");
     else
         fputc('\n', out);
-    band_summary(rows, tab->nrows, 0, 0.10, "8-GPU nodes, size >= 64 MiB", markdown, out);
-    band_summary(rows, tab->nrows, 1, 0.25, "8-GPU nodes, size < 64 MiB", markdown, out);
-    band_summary(rows, tab->nrows, 2, 0.10, "maintainer figures (peak)", markdown, out);
-    for (j = 0; j < nhw; j++)
-        cfg_free_hw(hws[j]);
+    for (int k = 0; k < NCCL_BAND_COUNT; k++) {
+        band_stats(rows, n, k, &b);
+        print_band(&b, markdown, out);
+    }
     free(rows);
-    csv_free(tab);
-    return failed;
+    return rc;
 }

@@ -17,16 +17,6 @@
 
 #include "bench.h"
 
-#define LT_CHECK(call)                                                                             \
-    do {                                                                                           \
-        cublasStatus_t st_ = (call);                                                               \
-        if (st_ != CUBLAS_STATUS_SUCCESS) {                                                        \
-            std::fprintf(stderr, "simtrain-bench: %s:%d: %s: cublas status %d\n", __FILE__,        \
-                         __LINE__, #call, (int)st_);                                               \
-            return -1;                                                                             \
-        }                                                                                          \
-    } while (0)
-
 struct shape {
     long m, n, k;
     const char *what;
@@ -56,7 +46,7 @@ static std::vector<shape> shapes(bool quick)
     return v;
 }
 
-struct gemm_ctx {
+struct bench_gemm {
     cublasLtHandle_t lt;
     cublasLtMatmulDesc_t op;
     cublasLtMatrixLayout_t a, b, c;
@@ -66,12 +56,15 @@ struct gemm_ctx {
     float alpha, beta;
 };
 
-static void run_gemm(void *vctx, cudaStream_t stream)
+void bench_gemm_run(struct bench_gemm *g, cudaStream_t stream)
 {
-    gemm_ctx *g = (gemm_ctx *)vctx;
-
     cublasLtMatmul(g->lt, g->op, &g->alpha, g->A, g->a, g->B, g->b, &g->beta, g->C, g->c, g->C,
                    g->c, &g->algo, g->ws, g->ws_bytes, stream);
+}
+
+void bench_gemm_run_fn(void *g, cudaStream_t stream)
+{
+    bench_gemm_run((struct bench_gemm *)g, stream);
 }
 
 static size_t elem_bytes(cudaDataType_t t)
@@ -79,106 +72,137 @@ static size_t elem_bytes(cudaDataType_t t)
     return t == CUDA_R_8F_E4M3 ? 1 : t == CUDA_R_32F ? 4 : 2;
 }
 
-/* One shape in one dtype; 1 when cuBLASLt has no algorithm for it (skipped). */
-static int one_gemm(struct bench_out *out, const struct bench_opts *o, cublasLtHandle_t lt,
-                    cudaStream_t stream, const shape &s, const char *dtype, void *ws,
-                    size_t ws_bytes)
+static cudaDataType_t input_type(const char *dtype)
 {
-    cudaDataType_t in = !std::strcmp(dtype, "fp8")    ? CUDA_R_8F_E4M3
-                        : !std::strcmp(dtype, "fp16") ? CUDA_R_16F
-                                                      : CUDA_R_16BF;
-    cudaDataType_t outt = in == CUDA_R_8F_E4M3 ? CUDA_R_16BF : in;
+    return !std::strcmp(dtype, "fp8")    ? CUDA_R_8F_E4M3
+           : !std::strcmp(dtype, "fp16") ? CUDA_R_16F
+                                         : CUDA_R_16BF;
+}
+
+/* Bytes the GEMM reads and writes: A and B in the input type, C in the output type. */
+static double gemm_bytes(long m, long n, long k, const char *dtype)
+{
+    cudaDataType_t in = input_type(dtype), outt = in == CUDA_R_8F_E4M3 ? CUDA_R_16BF : in;
+
+    return (double)elem_bytes(in) * (m * k + k * n) + (double)elem_bytes(outt) * m * n;
+}
+
+void bench_gemm_free(struct bench_gemm *g)
+{
+    if (!g)
+        return;
+    cudaFree(g->A);
+    cudaFree(g->B);
+    cudaFree(g->C);
+    cudaFree(g->ws);
+    if (g->op)
+        cublasLtMatmulDescDestroy(g->op);
+    if (g->a)
+        cublasLtMatrixLayoutDestroy(g->a);
+    if (g->b)
+        cublasLtMatrixLayoutDestroy(g->b);
+    if (g->c)
+        cublasLtMatrixLayoutDestroy(g->c);
+    if (g->lt)
+        cublasLtDestroy(g->lt);
+    delete g;
+}
+
+#define NEW_CHECK(call)                                                                            \
+    do {                                                                                           \
+        if ((call) != CUBLAS_STATUS_SUCCESS) {                                                     \
+            std::fprintf(stderr, "simtrain-bench: %s:%d: %s failed\n", __FILE__, __LINE__, #call); \
+            bench_gemm_free(g);                                                                    \
+            return nullptr;                                                                        \
+        }                                                                                          \
+    } while (0)
+
+struct bench_gemm *bench_gemm_new(long m, long n, long k, const char *dtype, cudaStream_t stream,
+                                  double max_bytes)
+{
+    cudaDataType_t in = input_type(dtype), outt = in == CUDA_R_8F_E4M3 ? CUDA_R_16BF : in;
     cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
     cublasLtMatmulPreference_t pref;
     cublasLtMatmulHeuristicResult_t heur;
+    struct bench_gemm *g;
     int found = 0;
-    gemm_ctx g;
-    double bytes =
-        (double)elem_bytes(in) * (s.m * s.k + s.k * s.n) + (double)elem_bytes(outt) * s.m * s.n;
 
-    if (bytes > 3 * o->max_bytes)
-        return 1;
-    std::memset(&g, 0, sizeof(g));
-    g.lt = lt;
-    g.alpha = 1.0f;
-    g.beta = 0.0f;
-    g.ws = ws;
-    g.ws_bytes = ws_bytes;
-    LT_CHECK(cublasLtMatmulDescCreate(&g.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    LT_CHECK(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
-    LT_CHECK(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
-    LT_CHECK(cublasLtMatrixLayoutCreate(&g.a, in, s.k, s.m, s.k));
-    LT_CHECK(cublasLtMatrixLayoutCreate(&g.b, in, s.k, s.n, s.k));
-    LT_CHECK(cublasLtMatrixLayoutCreate(&g.c, outt, s.m, s.n, s.m));
-    LT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-    LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                  &ws_bytes, sizeof(ws_bytes)));
-    if (cublasLtMatmulAlgoGetHeuristic(lt, g.op, g.a, g.b, g.c, g.c, pref, 1, &heur, &found) !=
-            CUBLAS_STATUS_SUCCESS ||
+    if (gemm_bytes(m, n, k, dtype) > 3 * max_bytes)
+        return nullptr;
+    g = new struct bench_gemm();
+    std::memset(g, 0, sizeof(*g));
+    g->alpha = 1.0f;
+    g->ws_bytes = 32u << 20;
+    NEW_CHECK(cublasLtCreate(&g->lt));
+    NEW_CHECK(cublasLtMatmulDescCreate(&g->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    NEW_CHECK(cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
+    NEW_CHECK(cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
+    NEW_CHECK(cublasLtMatrixLayoutCreate(&g->a, in, k, m, k));
+    NEW_CHECK(cublasLtMatrixLayoutCreate(&g->b, in, k, n, k));
+    NEW_CHECK(cublasLtMatrixLayoutCreate(&g->c, outt, m, n, m));
+    NEW_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    if (cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                             &g->ws_bytes,
+                                             sizeof(g->ws_bytes)) != CUBLAS_STATUS_SUCCESS ||
+        cublasLtMatmulAlgoGetHeuristic(g->lt, g->op, g->a, g->b, g->c, g->c, pref, 1, &heur,
+                                       &found) != CUBLAS_STATUS_SUCCESS ||
         found < 1) {
-        std::fprintf(stderr, "  gemm %ldx%ldx%ld %s: no cuBLASLt algorithm, skipped\n", s.m, s.n,
-                     s.k, dtype);
-        found = 0;
-    }
-    if (found) {
-        struct bench_row r;
-
-        g.algo = heur.algo;
-        CUDA_CHECK(cudaMalloc(&g.A, elem_bytes(in) * s.m * s.k));
-        CUDA_CHECK(cudaMalloc(&g.B, elem_bytes(in) * s.k * s.n));
-        CUDA_CHECK(cudaMalloc(&g.C, elem_bytes(outt) * s.m * s.n));
-        bench_fill(g.A, (size_t)s.m * s.k, dtype, 1, stream);
-        bench_fill(g.B, (size_t)s.k * s.n, dtype, 2, stream);
-        std::memset(&r, 0, sizeof(r));
-        r.kernel = "gemm";
-        std::snprintf(r.shape, sizeof(r.shape), "m=%ld n=%ld k=%ld", s.m, s.n, s.k);
-        r.dtype = dtype;
-        r.gpus = 1;
-        r.nodes = 1;
-        r.time_s = bench_time(run_gemm, &g, stream, o);
-        r.flops = 2.0 * s.m * s.n * s.k;
-        r.bytes = bytes;
-        std::snprintf(r.notes, sizeof(r.notes),
-                      "cuBLASLt %s, TN, fp32 accumulate, heuristic algorithm 1 of 1", s.what);
-        bench_write(out, &r);
-        CUDA_CHECK(cudaFree(g.A));
-        CUDA_CHECK(cudaFree(g.B));
-        CUDA_CHECK(cudaFree(g.C));
+        std::fprintf(stderr, "  gemm %ldx%ldx%ld %s: no cuBLASLt algorithm, skipped\n", m, n, k,
+                     dtype);
+        cublasLtMatmulPreferenceDestroy(pref);
+        bench_gemm_free(g);
+        return nullptr;
     }
     cublasLtMatmulPreferenceDestroy(pref);
-    cublasLtMatrixLayoutDestroy(g.a);
-    cublasLtMatrixLayoutDestroy(g.b);
-    cublasLtMatrixLayoutDestroy(g.c);
-    cublasLtMatmulDescDestroy(g.op);
-    return found ? 0 : 1;
+    g->algo = heur.algo;
+    CUDA_CHECK(cudaMalloc(&g->ws, g->ws_bytes));
+    CUDA_CHECK(cudaMalloc(&g->A, elem_bytes(in) * m * k));
+    CUDA_CHECK(cudaMalloc(&g->B, elem_bytes(in) * k * n));
+    CUDA_CHECK(cudaMalloc(&g->C, elem_bytes(outt) * m * n));
+    bench_fill(g->A, (size_t)m * k, dtype, 1, stream);
+    bench_fill(g->B, (size_t)k * n, dtype, 2, stream);
+    return g;
+}
+
+/* One shape in one dtype; skipped (with a note) when it does not fit or has no algorithm. */
+static void one_gemm(struct bench_out *out, const struct bench_opts *o, cudaStream_t stream,
+                     const shape &s, const char *dtype)
+{
+    struct bench_gemm *g = bench_gemm_new(s.m, s.n, s.k, dtype, stream, o->max_bytes);
+    struct bench_row r;
+
+    if (!g)
+        return;
+    std::memset(&r, 0, sizeof(r));
+    r.kernel = "gemm";
+    std::snprintf(r.shape, sizeof(r.shape), "m=%ld n=%ld k=%ld", s.m, s.n, s.k);
+    r.dtype = dtype;
+    r.gpus = 1;
+    r.nodes = 1;
+    r.time_s = bench_time(bench_gemm_run_fn, g, stream, o);
+    r.flops = 2.0 * s.m * s.n * s.k;
+    r.bytes = gemm_bytes(s.m, s.n, s.k, dtype);
+    std::snprintf(r.notes, sizeof(r.notes),
+                  "cuBLASLt %s, TN, fp32 accumulate, heuristic algorithm 1 of 1", s.what);
+    bench_write(out, &r);
+    bench_gemm_free(g);
 }
 
 int bench_gemm(struct bench_out *out, const struct bench_opts *o)
 {
     cudaDeviceProp prop;
-    cublasLtHandle_t lt;
     cudaStream_t stream;
-    size_t ws_bytes = 32u << 20;
-    void *ws;
     std::vector<const char *> dtypes = { "bf16", "fp16" };
 
     CUDA_CHECK(cudaGetDeviceProperties(&prop, o->device));
     /* FP8 tensor cores: Ada (sm_89) and Hopper (sm_90) onwards. */
     if (prop.major * 10 + prop.minor >= 89)
         dtypes.push_back("fp8");
-    if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS) {
-        std::fprintf(stderr, "simtrain-bench: cublasLtCreate failed\n");
-        return 1;
-    }
     CUDA_CHECK(cudaStreamCreate(&stream));
-    CUDA_CHECK(cudaMalloc(&ws, ws_bytes));
     std::fprintf(stderr, "gemm suite\n");
     for (const char *dt : dtypes)
         for (const shape &s : shapes(o->quick))
-            if (one_gemm(out, o, lt, stream, s, dt, ws, ws_bytes) < 0)
-                return 1;
-    CUDA_CHECK(cudaFree(ws));
+            one_gemm(out, o, stream, s, dt);
     CUDA_CHECK(cudaStreamDestroy(stream));
-    cublasLtDestroy(lt);
     return 0;
 }

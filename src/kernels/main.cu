@@ -2,8 +2,9 @@
  * main.cu - simtrain-bench: run the kernel-set suites and append their rows to a
  * measurements CSV for `simtrain calibrate` (format: src/kernels/README.md).
  *
- *   simtrain-bench [--suite gemm,attention,membound,copy,nccl] [--out FILE] [--device N]
- *                  [--gpus N] [--budget-ms MS] [--max-bytes BYTES] [--quick]
+ *   simtrain-bench [--suite gemm,attention,membound,fp8cast,copy,nccl,sustained] [--out FILE]
+ *                  [--device N] [--gpus N] [--budget-ms MS] [--max-bytes BYTES]
+ *                  [--sustained-s S] [--quick]
  */
 #include <cstdint>
 #include <cstring>
@@ -25,7 +26,8 @@
 #endif
 
 static const char *const header =
-    "kernel,shape,bytes,dtype,gpu,gpus,nodes,algo,proto,time_us,tflops,gbps,date,source,notes\n";
+    "kernel,shape,bytes,dtype,gpu,gpus,nodes,algo,proto,time_us,tflops,gbps,date,source,notes,"
+    "sm_clock_mhz,power_w\n";
 
 /* CSV field: quoted when it holds a comma, quote or line break (RFC 4180). */
 static void field(FILE *f, const char *s, bool last)
@@ -71,7 +73,11 @@ void bench_write(struct bench_out *out, const struct bench_row *r)
     number(f, r->gbps, "%.2f");
     field(f, out->date, false);
     field(f, out->source, false);
-    field(f, r->notes, true);
+    field(f, r->notes, false);
+    number(f, r->clock_mhz, "%.0f");
+    if (r->power_w > 0)
+        std::fprintf(f, "%.1f", r->power_w);
+    std::fputc('\n', f);
     std::fflush(f);
     std::fprintf(stderr, "  %-20s %-40s %10.2f us\n", r->kernel, r->shape[0] ? r->shape : "-",
                  r->time_s * 1e6);
@@ -143,12 +149,15 @@ static void usage(FILE *f)
     std::fputs(
         "usage: simtrain-bench [--suite LIST] [--out FILE] [--device N] [--gpus N]\n"
         "                      [--budget-ms MS] [--max-bytes BYTES] [--quick]\n"
-        "  --suite      comma list of gemm, attention, membound, copy, nccl (default: all)\n"
+        "  --suite      comma list of gemm, attention, membound, fp8cast, copy, nccl and\n"
+        "               sustained (default: all but sustained, which takes minutes)\n"
         "  --out        measurements CSV to append to (default measurements.csv; - = stdout)\n"
         "  --device     GPU for the single-GPU suites (default 0)\n"
         "  --gpus       collectives on up to N GPUs (default: all visible; with MPI: all ranks)\n"
         "  --budget-ms  timing budget per row (default 200)\n"
         "  --max-bytes  largest buffer or message (default 1 GiB)\n"
+        "  --sustained-s  back-to-back seconds per dtype and shape of the sustained suite\n"
+        "               (default 120; NVML logs the SM clock and power)\n"
         "  --quick      fewer shapes and sizes (a smoke test)\n",
         f);
 }
@@ -195,8 +204,8 @@ static void open_output(struct bench_out *out, const char *path, int device)
 
 int main(int argc, char **argv)
 {
-    struct bench_opts o = { 0.2, 5, 1024.0 * 1024 * 1024, 0, 0, false };
-    const char *suites = "gemm,attention,membound,copy,nccl", *path = "measurements.csv";
+    struct bench_opts o = { 0.2, 5, 1024.0 * 1024 * 1024, 0, 0, false, 120 };
+    const char *suites = "gemm,attention,membound,fp8cast,copy,nccl", *path = "measurements.csv";
     struct bench_out out;
     int rank = 0, rc = 0;
 
@@ -232,6 +241,8 @@ int main(int argc, char **argv)
             o.budget_s = std::atof(v) / 1e3;
         else if (!std::strcmp(a, "--max-bytes"))
             o.max_bytes = std::atof(v);
+        else if (!std::strcmp(a, "--sustained-s"))
+            o.sustained_s = std::atof(v) > 1 ? std::atof(v) : 1;
         else {
             std::fprintf(stderr, "simtrain-bench: unknown option '%s'\n", a);
             usage(stderr);
@@ -248,6 +259,10 @@ int main(int argc, char **argv)
         rc |= bench_attention(&out, &o);
     if (rank == 0 && has_suite(suites, "membound"))
         rc |= bench_membound(&out, &o);
+    if (rank == 0 && has_suite(suites, "fp8cast"))
+        rc |= bench_fp8_casts(&out, &o);
+    if (rank == 0 && has_suite(suites, "sustained"))
+        rc |= bench_sustained(&out, &o);
     if (rank == 0 && has_suite(suites, "copy"))
         rc |= bench_copies(&out, &o);
     if (has_suite(suites, "nccl"))

@@ -3,10 +3,13 @@
 
 #include <math.h>
 
+#include "model/attn_table.h"
+
 void cost_default_efficiency(struct efficiency *eff)
 {
     /* Defaults are deliberately generic; shipped hardware files set measured values. */
     eff->gemm_max = 0.80;     /* H100 MAMF 794.5/989 = 0.80 (formulas.md §6.2) */
+    eff->gemm_max_fp8 = 0;    /* FP8 GEMMs use gemm_max unless a calibration gives their own */
     eff->gemm_latency = 5000; /* 5 us small-GEMM floor (Derived; calibrate fits it) */
     eff->tile_m = 128;
     eff->tile_n = 128;
@@ -16,17 +19,63 @@ void cost_default_efficiency(struct efficiency *eff)
     eff->softmax_fwd = 0.43;   /* Megatron fused softmax, FlashAttention App. E.6 (below) */
     eff->softmax_bwd = 0.87;
     eff->launch = 4000; /* typical kernel launch + dependency overhead, ns */
+    eff->host_kernel =
+        4000; /* eager PyTorch CPU time per op: pytorch/pytorch #82793 (workload_host.c) */
+}
+
+/* The dtype whose datasheet peak cost_peak_flops() returns for `dt`. */
+static enum dtype peak_dtype(const struct gpu_spec *gpu, enum dtype dt)
+{
+    if (dt < DT_COUNT && gpu->flops[dt] > 0)
+        return dt;
+    return gpu->flops[DT_BF16] > 0 ? DT_BF16 : DT_FP16;
 }
 
 double cost_peak_flops(const struct gpu_spec *gpu, enum dtype dt)
 {
-    double f = dt < DT_COUNT ? gpu->flops[dt] : 0;
+    return gpu->flops[peak_dtype(gpu, dt)];
+}
 
-    if (f > 0)
-        return f;
-    if (gpu->flops[DT_BF16] > 0)
-        return gpu->flops[DT_BF16];
-    return gpu->flops[DT_FP16];
+/* The dtype whose clock model prices `dt`'s GEMMs (a 16-bit dtype takes its twin's), or -1. */
+static int clock_dtype(const struct gpu_spec *gpu, enum dtype dt)
+{
+    enum dtype d = peak_dtype(gpu, dt), twin = d == DT_BF16 ? DT_FP16 : DT_BF16;
+
+    if (gpu->tensor_cores <= 0)
+        return -1;
+    if (gpu->tc_flop_clk[d] > 0 && gpu->clock_sust_Hz[d] > 0)
+        return (int)d;
+    if ((d == DT_BF16 || d == DT_FP16) && gpu->tc_flop_clk[twin] > 0 &&
+        gpu->clock_sust_Hz[twin] > 0)
+        return (int)twin;
+    return -1;
+}
+
+double cost_gemm_peak_at(const struct gpu_spec *gpu, enum dtype dt, double clock_Hz)
+{
+    int d = clock_dtype(gpu, dt);
+
+    if (d < 0)
+        return cost_peak_flops(gpu, dt);
+    return gpu->tensor_cores * gpu->tc_flop_clk[d] *
+           (clock_Hz > 0 ? clock_Hz : gpu->clock_sust_Hz[d]);
+}
+
+double cost_gemm_peak(const struct gpu_spec *gpu, enum dtype dt)
+{
+    return cost_gemm_peak_at(gpu, dt, 0);
+}
+
+double cost_gemm_clock(const struct gpu_spec *gpu, enum dtype dt)
+{
+    int d = clock_dtype(gpu, dt);
+
+    return d < 0 ? 0 : gpu->clock_sust_Hz[d];
+}
+
+double cost_gemm_eff(const struct efficiency *eff, enum dtype dt)
+{
+    return dt == DT_FP8 && eff->gemm_max_fp8 > 0 ? eff->gemm_max_fp8 : eff->gemm_max;
 }
 
 double cost_gemm_quant(const struct gpu_spec *gpu, const struct efficiency *eff, double m, double n)
@@ -46,7 +95,7 @@ double cost_gemm_quant(const struct gpu_spec *gpu, const struct efficiency *eff,
 double cost_gemm_seconds(const struct gpu_spec *gpu, const struct efficiency *eff, enum dtype dt,
                          double m, double n, double k, double batch)
 {
-    double peak = cost_peak_flops(gpu, dt);
+    double peak = cost_gemm_peak(gpu, dt);
     double flops = 2.0 * m * n * k * batch;
     double q, t_math, t_mem, bytes;
 
@@ -54,7 +103,7 @@ double cost_gemm_seconds(const struct gpu_spec *gpu, const struct efficiency *ef
         return 0;
     /* Batched GEMMs share waves: quantize the combined tile count. */
     q = cost_gemm_quant(gpu, eff, m * batch, n);
-    t_math = flops / (peak * eff->gemm_max * q);
+    t_math = flops / (peak * cost_gemm_eff(eff, dt) * q);
     bytes = dtype_bytes(dt) * batch * (m * k + k * n + m * n);
     t_mem = bytes / (gpu->mem_bw_Bps * eff->mem_bw);
     return eff->gemm_latency / NS_PER_S + (t_math > t_mem ? t_math : t_mem);
@@ -94,24 +143,13 @@ sim_time cost_attention(const struct gpu_spec *gpu, const struct efficiency *eff
     return attention_time(gpu, eff, dt, frac, flops, bytes);
 }
 
-double cost_attn_impl_speed(enum attn_impl impl)
-{
-    /*
-     * FA2 §4.1 (arXiv:2307.08691): FlashAttention-2 is "1.3-2.5x faster than
-     * FlashAttention in Triton" over its benchmark grid (A100, head dims 64 and
-     * 128, causal or not, sequence 512-16k). The paper's range is all that is
-     * stated, so the Triton kernels run at the geometric middle, 1/sqrt(1.3 * 2.5)
-     * = 1/1.80 of FlashAttention-2's throughput (docs/model.md: sensitivity).
-     */
-    if (impl == ATTN_IMPL_TRITON)
-        return 1.0 / sqrt(1.3 * 2.5);
-    return 1.0;
-}
-
 sim_time cost_flash_attention(const struct gpu_spec *gpu, const struct efficiency *eff,
-                              enum dtype dt, enum attn_impl impl, double flops, double bytes)
+                              enum dtype dt, enum attn_impl impl, const struct attn_shape *sh,
+                              double flops, double bytes)
 {
-    return attention_time(gpu, eff, dt, eff->attn_flash * cost_attn_impl_speed(impl), flops, bytes);
+    double rel = attn_rel_rate(gpu->arch, impl, sh->head_dim, sh->causal, sh->seq);
+
+    return attention_time(gpu, eff, dt, eff->attn_flash * rel, flops, bytes);
 }
 
 sim_time cost_attn_impl_bwd_extra(const struct gpu_spec *gpu, const struct efficiency *eff,

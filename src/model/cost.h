@@ -7,15 +7,29 @@
  *     waves  = ceil(tiles / sm_count)
  *     q_wave = tiles / (waves * sm_count)                       wave quantization
  *     q_tile = m*n / (ceil(m/tile_m)*tile_m * ceil(n/tile_n)*tile_n)   tile quantization
- *     t      = gemm_latency + 2*m*n*k / (peak[dtype] * gemm_max * q_wave * q_tile)
+ *     t      = gemm_latency + 2*m*n*k / (peak[dtype] * gemm_max[dtype] * q_wave * q_tile)
  *
  * then at least the memory roofline (operands read once, output written once).
  * Tile and wave quantization: NVIDIA "Matrix Multiplication Background User's
- * Guide" ch. 3.1-3.2 as quoted in ml-engineering training/performance; gemm_max
- * is the measured best-shape fraction of peak (MAMF table, formulas.md §6.2).
+ * Guide" ch. 3.1-3.2 as quoted in ml-engineering training/performance.
+ *
+ * GEMM peak: a GPU under load, not its datasheet. Where the hardware file
+ * gives the clock model, peak[dtype] = tensor cores x dense FLOP per clock per
+ * tensor core x the SM clock the part sustains at its power cap on random-data
+ * GEMMs of that dtype (gpu.clock.sustained): matmuls on Hopper are power
+ * limited, and random operands toggle more transistors than zeros (Horace He,
+ * "Strangely, matrix multiplications on GPUs run faster when given
+ * predictable data", thonking.ai 2024: A100 8192^3 cuBLAS 295 TFLOP/s on
+ * zeros, 257 on randn). gemm_max[dtype] is then the kernel's efficiency at a
+ * fixed clock (best shape), fitted by `simtrain calibrate` from measurements
+ * that log their SM clock; gemm_max_fp8 is FP8's own (cuBLASLt FP8 kernels
+ * reach a smaller share of their peak than BF16 ones, docs/calibration.md).
+ * Without the clock model peak[dtype] is the datasheet's dense figure and
+ * gemm_max the achieved fraction of it.
  *
  * Memory-bound kernels: t = launch + bytes / (mem_bw_Bps * eff.mem_bw)
- * (roofline, formulas.md §6.1, §6.4). Attention: FLOPs / (peak * attn_*).
+ * (roofline, formulas.md §6.1, §6.4). Attention: FLOPs / (peak * attn_*), fused
+ * attention with the published rate of its kernels at its shape (attn_table.h).
  * All functions are pure and return nanoseconds.
  */
 #ifndef SIMTRAIN_COST_H
@@ -46,14 +60,6 @@ sim_time cost_attention(const struct gpu_spec *gpu, const struct efficiency *eff
                         enum attn_kind kind, double flops, double bytes);
 
 /*
- * Throughput of FlashAttention kernels `impl` relative to the FlashAttention-2
- * CUDA kernels that `attn_flash` was measured with: 1 for CUDA; for the Triton
- * implementation 1/sqrt(1.3 * 2.5), the geometric middle of FA2 §4.1's "1.3-2.5x
- * faster than FlashAttention in Triton" (arXiv:2307.08691).
- */
-double cost_attn_impl_speed(enum attn_impl impl);
-
-/*
  * Memory-bound work around the backward kernel of FlashAttention `impl`,
  * beyond its math (0 for the CUDA kernels, which write dq, dk, dv in place).
  * Triton (llm-foundry flash_attn_triton.py _flash_attn_backward, called by
@@ -67,9 +73,23 @@ double cost_attn_impl_speed(enum attn_impl impl);
 sim_time cost_attn_impl_bwd_extra(const struct gpu_spec *gpu, const struct efficiency *eff,
                                   enum attn_impl impl, double q_elems, double qkv_elems, double p);
 
-/* cost_attention() for fused attention run by kernels `impl`. */
+/* The shape fused-attention rates depend on (attn_table.h). */
+struct attn_shape {
+    double head_dim; /* width of one head */
+    double seq;      /* key length each query attends over (the full sequence) */
+    bool causal;     /* masked: kernels skip the blocks above the diagonal */
+};
+
+/*
+ * Fused attention run by kernels `impl` doing `flops` (as executed: half the s^2 work when
+ * causal) with `bytes` of I/O: FLOPs / (peak[dt] x attn_flash x attn_rel_rate()), where
+ * attn_flash is FlashAttention-2's efficiency at the reference shape and the published
+ * per-shape rates of each implementation set the rest (attn_table.c), at least the memory
+ * roofline, plus the launch.
+ */
 sim_time cost_flash_attention(const struct gpu_spec *gpu, const struct efficiency *eff,
-                              enum dtype dt, enum attn_impl impl, double flops, double bytes);
+                              enum dtype dt, enum attn_impl impl, const struct attn_shape *sh,
+                              double flops, double bytes);
 
 /*
  * Megatron's fused scale-mask-softmax kernels (megatron/fused_kernels/
@@ -87,7 +107,23 @@ sim_time cost_flash_attention(const struct gpu_spec *gpu, const struct efficienc
 sim_time cost_fused_softmax(const struct gpu_spec *gpu, const struct efficiency *eff, double elems,
                             double p, bool causal, bool backward);
 
-/* Peak FLOP/s for a dtype; falls back to bf16/fp16 when the dtype has no figure. */
+/* Datasheet peak FLOP/s for a dtype; falls back to bf16/fp16 when the dtype has no figure. */
 double cost_peak_flops(const struct gpu_spec *gpu, enum dtype dt);
+
+/*
+ * The peak the GEMM model divides by (see the top of this file): tensor_cores x
+ * tc_flop_clk x clock_sust_Hz of `dt` (bf16 and fp16 share one figure when only
+ * one is given), or cost_peak_flops() without the clock model. FLOP/s.
+ */
+double cost_gemm_peak(const struct gpu_spec *gpu, enum dtype dt);
+
+/* The same at SM clock `clock_Hz` (0: the sustained clock); the datasheet peak without a model. */
+double cost_gemm_peak_at(const struct gpu_spec *gpu, enum dtype dt, double clock_Hz);
+
+/* The sustained SM clock that prices `dt`'s GEMMs, Hz; 0 without the clock model. */
+double cost_gemm_clock(const struct gpu_spec *gpu, enum dtype dt);
+
+/* GEMM efficiency of `dt`: gemm_max_fp8 for FP8 when given, else gemm_max. */
+double cost_gemm_eff(const struct efficiency *eff, enum dtype dt);
 
 #endif

@@ -42,8 +42,19 @@ struct gpu_spec {
     int sm_count;           /* streaming multiprocessors (wave quantization) */
     double mem_bytes;       /* device memory capacity, bytes */
     double mem_bw_Bps;      /* peak device memory bandwidth, bytes/s */
-    double flops[DT_COUNT]; /* dense peak per dtype, FLOP/s; 0 = unsupported */
+    double flops[DT_COUNT]; /* dense peak per dtype, FLOP/s (datasheet); 0 = unsupported */
     double power_W;         /* board power, W; 0 = unknown */
+    /*
+     * The GPU under load (cost.h, "GEMM peak"): tensor cores x dense FLOP per
+     * clock per tensor core x the SM clock the part holds at its power cap on
+     * random-data GEMMs of that dtype. All optional; without them GEMMs run
+     * against the datasheet peak flops[].
+     */
+    int tensor_cores;             /* tensor cores on the die's enabled SMs; 0 = not given */
+    double tc_flop_clk[DT_COUNT]; /* dense FLOP per clock per tensor core; 0 = not given */
+    double clock_max_Hz; /* highest SM clock (nvidia-smi Max Clocks SM), Hz; 0 = not given */
+    double clock_sust_Hz[DT_COUNT]; /* SM clock sustained at the power cap, per dtype, Hz; 0 = not
+                                       given */
 };
 
 /*
@@ -52,7 +63,8 @@ struct gpu_spec {
  * replaces them (hardware key `calibration:`).
  */
 struct efficiency {
-    double gemm_max;       /* best-shape GEMM throughput / peak, fraction */
+    double gemm_max;       /* best-shape GEMM throughput / GEMM peak (cost_gemm_peak()), fraction */
+    double gemm_max_fp8;   /* the same for FP8 GEMMs; 0 = gemm_max */
     sim_time gemm_latency; /* fixed cost per GEMM kernel (small-size falloff), ns */
     int tile_m, tile_n;    /* output tile for tile/wave quantization, elements */
     double attn_flash;     /* fused (Flash) attention throughput / peak, fraction */
@@ -61,6 +73,7 @@ struct efficiency {
     double softmax_fwd;    /* Megatron fused softmax forward / memory-bound rate, fraction */
     double softmax_bwd;    /* ... backward */
     sim_time launch;       /* per-kernel launch and scheduling overhead, ns */
+    sim_time host_kernel;  /* host (CPU) time per kernel an eager PyTorch job issues, ns */
 };
 
 struct nvlink_spec {

@@ -1,6 +1,8 @@
 /* memory.c - see memory.h for the model and its sources. */
 #include "model/memory.h"
 
+#include "model/fp8.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -44,11 +46,27 @@ static double compute_param_bytes(const struct scenario *s)
     return p < 2 ? 2 : p; /* fp8 training keeps 16-bit weights and casts per GEMM */
 }
 
+/*
+ * Persistent FP8 copies of the projection weights, per parameter of the model: Transformer
+ * Engine through Megatron's modules caches the FP8 weight and its transpose across
+ * micro-batches (fp8.h), 2 B per projection weight, spread over all parameters here.
+ */
+static double fp8_copies(const struct scenario *s)
+{
+    double b = fp8_weight_copy_bytes(s, scenario_model_code(s) == CODE_MEGATRON);
+    double total = workload_params_total(&s->model);
+
+    if (!(b > 0) || !(total > 0))
+        return 0;
+    return b * s->model.layers * workload_linear_params_layer(&s->model, false) / total;
+}
+
 void memory_state_bytes(const struct scenario *s, struct state_bytes *out)
 {
     double p = compute_param_bytes(s);
 
     out->params = p;
+    out->fp8_copies = fp8_copies(s);
     out->master = s->train.master_weights && p < 4 ? 4.0 : 0.0;
     out->grads = dtype_bytes(s->train.grad_dtype);
     out->optim = optim_bytes(s, p);
@@ -229,7 +247,8 @@ static void raw_states(const struct scenario *s, const struct param_roles *r,
 
     for (i = 0; i < MC_COUNT; i++)
         raw[i] = 0;
-    raw[MC_PARAMS] = r->trainable * sb->params + r->frozen * memory_frozen_bytes(s, false) +
+    raw[MC_PARAMS] = r->trainable * (sb->params + sb->fp8_copies) +
+                     r->frozen * memory_frozen_bytes(s, false) +
                      r->frozen_quant * memory_frozen_bytes(s, true);
     raw[MC_MASTER] = r->trainable * sb->master;
     raw[MC_GRADS] = r->trainable * sb->grads;

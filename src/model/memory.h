@@ -38,10 +38,11 @@
 
 /* Bytes per trainable parameter, unsharded. */
 struct state_bytes {
-    double params; /* weights as stored for compute */
-    double master; /* fp32 master copy (0 when none) */
-    double grads;  /* gradient buffer */
-    double optim;  /* optimizer states */
+    double params;     /* weights as stored for compute */
+    double fp8_copies; /* persistent FP8 weight copies (Megatron + TE, fp8.h), per parameter */
+    double master;     /* fp32 master copy (0 when none) */
+    double grads;      /* gradient buffer */
+    double optim;      /* optimizer states */
 };
 
 /*

@@ -49,6 +49,19 @@ const char *finetune_name(enum finetune f)
     return NAME_OF(n, f);
 }
 
+const char *attn_impl_name(enum attn_impl i)
+{
+    static const char *const n[] = { "cuda", "triton", "fa3", "cudnn" };
+    return NAME_OF(n, i);
+}
+
+const char *fp8_recipe_name(enum fp8_recipe r)
+{
+    static const char *const n[] = { "none", "te_delayed", "te_current", "torchao_tensorwise",
+                                     "torchao_rowwise" };
+    return NAME_OF(n, r);
+}
+
 const char *algo_name(enum coll_algo a)
 {
     static const char *const n[] = { "auto", "ring", "tree", "nvls", "nvls_tree", "hier" };

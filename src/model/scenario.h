@@ -46,10 +46,26 @@ enum attn_kind {
     ATTN_STANDARD
 };
 
-/* Which FlashAttention kernels run fused attention (cost.c). */
+/* Which kernels run fused attention (cost.c, attn_table.c: published rates of each). */
 enum attn_impl {
-    ATTN_IMPL_CUDA,  /* FlashAttention-2 CUDA kernels (the hardware's attn_flash efficiency) */
-    ATTN_IMPL_TRITON /* FlashAttention in Triton (flash_attn_triton.py; MPT attn_impl: triton) */
+    ATTN_IMPL_CUDA,   /* FlashAttention-2 CUDA kernels (the hardware's attn_flash efficiency) */
+    ATTN_IMPL_TRITON, /* FlashAttention in Triton (flash_attn_triton.py; MPT attn_impl: triton) */
+    ATTN_IMPL_FA3,    /* FlashAttention-3 (Hopper only) */
+    ATTN_IMPL_CUDNN   /* cuDNN fused attention (PyTorch SDPA's cuDNN backend, Transformer Engine) */
+};
+
+/*
+ * How FP8 training casts the projections (training.fp8_recipe, workload.c "FP8 linears"):
+ * Transformer Engine's delayed scaling (scale from the amax history, amax fused into the
+ * cast) or current scaling (Float8CurrentScaling: an amax pass before each cast), torchao
+ * Float8Linear's dynamic tensorwise or rowwise scaling. NONE: no FP8 (precision not fp8).
+ */
+enum fp8_recipe {
+    FP8_NONE,
+    FP8_TE_DELAYED,
+    FP8_TE_CURRENT,
+    FP8_TORCHAO_TENSORWISE,
+    FP8_TORCHAO_ROWWISE
 };
 
 /* How the loss reads the logits (workload.c, workload_head). */
@@ -115,6 +131,9 @@ struct training {
     enum attn_impl attention_impl; /* kernels of fused attention */
     enum cross_entropy cross_entropy;
     enum model_code model_code;
+    enum fp8_recipe fp8_recipe; /* FP8 linears under precision fp8 (te_delayed by default) */
+    bool fp8_filter_small;      /* torchao auto_filter_small_kn: small linears stay BF16 */
+    bool compile;               /* torch.compile: casts and element-wise ops fused */
     enum finetune finetune;
     struct lora_spec lora;
     enum offload offload;
@@ -248,8 +267,10 @@ struct fsdp_cfg {
 };
 
 struct nccl_cfg {
-    enum coll_algo algo;   /* like NCCL_ALGO */
-    enum coll_proto proto; /* like NCCL_PROTO */
+    enum coll_algo algo;      /* like NCCL_ALGO */
+    enum coll_proto proto;    /* like NCCL_PROTO */
+    int version;              /* NCCL release: major*10000 + minor*100 + patch; 0 = 2.30 */
+    const char *version_text; /* nccl.version as written ("2.18.1"), or NULL */
 };
 
 struct sim_cfg {
@@ -359,5 +380,7 @@ const char *schedule_name(enum pp_schedule s);
 const char *recompute_name(enum recompute r);
 const char *optimizer_name(enum optimizer_kind o);
 const char *finetune_name(enum finetune f);
+const char *attn_impl_name(enum attn_impl i);
+const char *fp8_recipe_name(enum fp8_recipe r);
 
 #endif

@@ -6,15 +6,19 @@
 #include <string.h>
 
 #include "model/cost.h"
+#include "model/fp8.h"
 
 struct ctx {
     const struct scenario *s;
     const struct gpu_spec *gpu;
     const struct efficiency *eff;
-    enum dtype dt;
-    double p;  /* bytes per activation element */
-    double T;  /* tokens per rank entering GEMMs (b * s / cp) */
-    double Tn; /* tokens per rank in norms, dropout, residual (T / tp under SP) */
+    enum dtype dt;        /* every GEMM but the FP8 projections (16-bit under FP8) */
+    enum fp8_recipe fp8;  /* FP8 projections (FP8_NONE: none) */
+    bool fp8_megatron;    /* TE through Megatron's modules (fused norm-linear, cached weights) */
+    double micro_batches; /* per optimizer step, per rank (cached FP8 weights cast once) */
+    double p;             /* bytes per activation element */
+    double T;             /* tokens per rank entering GEMMs (b * s / cp) */
+    double Tn;            /* tokens per rank in norms, dropout, residual (T / tp under SP) */
     double tp;
     bool lora;        /* LoRA or QLoRA: base weights frozen */
     bool qlora;       /* base projection weights stored as NF4 */
@@ -59,6 +63,35 @@ static void gemm(const struct ctx *c, struct op *o, double m, double n, double k
     o->saved = saved;
 }
 
+/*
+ * A projection: gemm() in FP8 when the recipe converts it (fp8.h), with its cast kernels in
+ * forward and backward and what it saves. `saved` is its 16-bit input kept for backward
+ * (elements x p); k_glob and n_glob its whole weight's in and out features.
+ */
+static void proj(const struct ctx *c, struct op *o, double m, double n, double k, double batch,
+                 double saved, double k_glob, double n_glob, bool after_norm)
+{
+    struct fp8_proj pr = { m, k, n, batch, k_glob, n_glob, after_norm, c->micro_batches };
+    struct fp8_cost fc;
+    struct ctx f = *c;
+
+    fp8_projection(c->s, c->fp8_megatron, &pr, &fc);
+    if (fc.fp8)
+        f.dt = DT_FP8;
+    gemm(&f, o, m, n, k, batch, saved);
+    if (!fc.fp8)
+        return;
+    o->fp8 = true;
+    o->bias_in_cast = fc.bias_grad_fused;
+    o->t_fwd = time_add(o->t_fwd, fc.fwd);
+    o->t_dgrad = time_add(o->t_dgrad, fc.bwd);
+    o->extra_kernels_fwd = fc.kernels_fwd;
+    o->extra_kernels_bwd = fc.kernels_bwd;
+    if (fc.input_bytes > 0)
+        o->saved = saved / c->p * fc.input_bytes;
+    o->saved += fc.weight_saved;
+}
+
 /* A memory-bound op moving `bytes` forward; backward moves about twice as much. */
 static void membound(const struct ctx *c, struct op *o, double bytes, double saved)
 {
@@ -77,7 +110,7 @@ static void membound(const struct ctx *c, struct op *o, double bytes, double sav
  */
 static void bias_grad(const struct ctx *c, struct op *o, double rows, double cols)
 {
-    if (!c->s->model.bias || c->lora)
+    if (!c->s->model.bias || c->lora || o->bias_in_cast)
         return;
     o->t_wgrad = time_add(o->t_wgrad, cost_membound(c->gpu, c->eff, rows * cols * c->p));
 }
@@ -198,7 +231,18 @@ static void ctx_init(struct ctx *c, const struct scenario *s, const struct shard
     c->s = s;
     c->gpu = &s->hw.gpu;
     c->eff = &s->hw.eff;
-    c->dt = sh->dt;
+    /*
+     * FP8 recipes convert the projections only (fp8_linear()); everything else runs in BF16:
+     * the attention core (Transformer Engine's fp8_dpa / fp8_mha are False by default,
+     * transformer_engine/common/recipe; torchao converts nn.Linear only, float8_linear.py),
+     * the LM head (Megatron's output layer is not a TE module; torchtitan filters "output";
+     * llm-foundry's tied head is F.linear on wte.weight), the router and LoRA adapters.
+     */
+    c->dt = sh->dt == DT_FP8 ? DT_BF16 : sh->dt;
+    c->fp8 = sh->dt == DT_FP8 ? s->train.fp8_recipe : FP8_NONE;
+    c->fp8_megatron = scenario_model_code(s) == CODE_MEGATRON;
+    c->micro_batches = (double)s->train.global_batch /
+                       ((double)s->train.micro_batch * (s->par.dp > 0 ? s->par.dp : 1));
     /* fp8 training keeps activations in 16 bits outside the GEMMs (Transformer Engine). */
     c->p = dtype_bytes(sh->dt) < 2 ? 2 : dtype_bytes(sh->dt);
     c->tp = sh->tp;
@@ -348,7 +392,7 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
     norm_op(c, ops, n, MAX_OPS, "attn_norm", PART_ATTN);
     dequant_op(c, ops, n, "nf4_dequant_attn", PART_ATTN, h * (q + 2 * kv) + q * h);
     o = add_op(ops, n, MAX_OPS, "qkv_proj", OP_GEMM, PART_ATTN, SEG_COL);
-    gemm(c, o, T, q + 2 * kv, h, 1, c->Tn * h * p);
+    proj(c, o, T, q + 2 * kv, h, 1, c->Tn * h * p, h, (q + 2 * kv) * c->tp, true);
     bias_grad(c, o, T, q + 2 * kv);
     freeze(c, o, LORA_Q | LORA_K | LORA_V, true);
     base = o;
@@ -386,15 +430,16 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
         /* Fused kernel: saves Q, K, V and fp32 log-sum-exp; O is saved as the out-proj input. */
         double flops = 4 * b * sq * sk * q;
         double io = p * T * (2 * q + 2 * kv);
+        enum attn_impl impl = c->s->train.attention_impl;
+        struct attn_shape shape = { d, sk, true };
         o = add_op(ops, n, MAX_OPS, "flash_attention", OP_ATTN, PART_ATTN, SEG_CORE);
         o->flops = flops;
         o->hw_flops = flops / 2; /* causal: masked blocks skipped */
         o->bytes = io;
-        enum attn_impl impl = c->s->train.attention_impl;
-        o->t_fwd = cost_flash_attention(c->gpu, c->eff, c->dt, impl, o->hw_flops, io);
-        o->t_dgrad =
-            time_add(cost_flash_attention(c->gpu, c->eff, c->dt, impl, 2.5 * o->hw_flops, 2 * io),
-                     cost_attn_impl_bwd_extra(c->gpu, c->eff, impl, T * q, T * (q + 2 * kv), p));
+        o->t_fwd = cost_flash_attention(c->gpu, c->eff, c->dt, impl, &shape, o->hw_flops, io);
+        o->t_dgrad = time_add(
+            cost_flash_attention(c->gpu, c->eff, c->dt, impl, &shape, 2.5 * o->hw_flops, 2 * io),
+            cost_attn_impl_bwd_extra(c->gpu, c->eff, impl, T * q, T * (q + 2 * kv), p));
         o->saved = p * T * (q + 2 * kv) + 4 * T * heads;
         if (c->eager)
             o->saved += p * T * q; /* O; the out-proj input is a contiguous copy of it */
@@ -427,7 +472,7 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
         o->core = true;
     }
     o = add_op(ops, n, MAX_OPS, "out_proj", OP_GEMM, PART_ATTN, SEG_ROW);
-    gemm(c, o, T, h, q, 1, p * T * q);
+    proj(c, o, T, h, q, 1, p * T * q, q * c->tp, h, false);
     bias_grad(c, o, c->Tn, h); /* replicated bias, on the (sequence-sharded) output */
     /*
      * Fused (Megatron): the out-proj input is FlashAttention's O, which its
@@ -488,7 +533,7 @@ static void mlp_ops(const struct ctx *c, bool moe, struct layer_cost *lc)
     }
     dequant_op(c, ops, n, "nf4_dequant_mlp", PART_MLP, (swiglu ? 3 : 2) * h * f * batch);
     o = add_op(ops, n, MAX_OPS, swiglu ? "gate_up_proj" : "fc1", OP_GEMM, PART_MLP, SEG_COL);
-    gemm(c, o, tokens, up, h, batch, (moe ? tokens * batch : c->Tn) * h * p);
+    proj(c, o, tokens, up, h, batch, (moe ? tokens * batch : c->Tn) * h * p, h, up * c->tp, true);
     bias_grad(c, o, tokens * batch, up);
     freeze(c, o, in_mask, true);
     base = o;
@@ -506,7 +551,7 @@ static void mlp_ops(const struct ctx *c, bool moe, struct layer_cost *lc)
     else
         membound(c, o, 2 * tokens * batch * f * p, tokens * batch * f * p);
     o = add_op(ops, n, MAX_OPS, swiglu ? "down_proj" : "fc2", OP_GEMM, PART_MLP, SEG_ROW);
-    gemm(c, o, tokens, h, f, batch, tokens * batch * f * p);
+    proj(c, o, tokens, h, f, batch, tokens * batch * f * p, f * c->tp, h, false);
     bias_grad(c, o, moe ? tokens * batch : c->Tn, h);
     freeze(c, o, LORA_DOWN, true);
     base = o;
@@ -652,6 +697,7 @@ void workload_layer(const struct scenario *s, const struct shard *sh, bool moe,
     ctx_init(&c, s, sh);
     attention_ops(&c, sh, out);
     mlp_ops(&c, moe, out);
+    workload_host_bound(s, out);
     for (i = 0; i < out->nops; i++) {
         const struct op *o = &out->ops[i];
         out->fwd[o->part] = time_add(out->fwd[o->part], o->t_fwd);

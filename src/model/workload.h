@@ -40,8 +40,10 @@
  * - The loss: fp32-upcast logits (Megatron's vocab-parallel cross-entropy as
  *   its separate fp32 passes, mpu/cross_entropy.py) or flash_attn's fused
  *   cross-entropy on the 16-bit logits (training.cross_entropy: fused).
- * - FlashAttention kernels: FlashAttention-2 CUDA, or FlashAttention in Triton
- *   at FA2 §4.1's middle slowdown (cost_attn_impl_speed()).
+ * - Fused attention kernels (training.attention_impl): FlashAttention-2 CUDA, the
+ *   Triton FlashAttention of flash_attn_triton.py, FlashAttention-3, cuDNN, each at its
+ *   published rate for the layer's head dimension and sequence (attn_table.h); the core
+ *   runs in BF16 under FP8 (FP8 recipes convert the linears only).
  * - MoE token permutation and unpermutation (Megatron core moe_utils.py) as
  *   memory-bound passes over the T*k routed copies.
  * - Eager modules (workload_eager()) save more than Megatron's fused kernels
@@ -96,20 +98,24 @@ enum op_seg {
 
 struct op {
     char name[24];
-    int kind;         /* enum op_kind */
-    int part;         /* enum layer_part (layers), 0 otherwise */
-    int seg;          /* enum op_seg */
-    double m, n, k;   /* GEMM: (m x k) @ (k x n), per rank */
-    double batch;     /* independent GEMMs of that shape (experts) */
-    double flops;     /* forward FLOPs counted for MFU, per rank */
-    double hw_flops;  /* forward FLOPs executed (causal skipping), per rank */
-    double bytes;     /* forward memory traffic, bytes */
-    sim_time t_fwd;   /* forward duration */
-    sim_time t_dgrad; /* backward w.r.t. inputs */
-    sim_time t_wgrad; /* backward w.r.t. weights (0 for ops without weights) */
-    double saved;     /* bytes saved for backward (no recompute) */
-    bool core;        /* recomputed by selective recompute (attention core) */
-    double kept;      /* core ops: bytes of `saved` selective recompute keeps (Q, K, V inputs) */
+    int kind;          /* enum op_kind */
+    int part;          /* enum layer_part (layers), 0 otherwise */
+    int seg;           /* enum op_seg */
+    double m, n, k;    /* GEMM: (m x k) @ (k x n), per rank */
+    double batch;      /* independent GEMMs of that shape (experts) */
+    double flops;      /* forward FLOPs counted for MFU, per rank */
+    double hw_flops;   /* forward FLOPs executed (causal skipping), per rank */
+    double bytes;      /* forward memory traffic, bytes */
+    sim_time t_fwd;    /* forward duration */
+    sim_time t_dgrad;  /* backward w.r.t. inputs */
+    sim_time t_wgrad;  /* backward w.r.t. weights (0 for ops without weights) */
+    double saved;      /* bytes saved for backward (no recompute) */
+    bool core;         /* recomputed by selective recompute (attention core) */
+    bool fp8;          /* projection GEMMs in FP8 (training.fp8_recipe; fp8.h) */
+    bool bias_in_cast; /* its bias gradient comes out of the FP8 output-gradient cast */
+    int extra_kernels_fwd,
+        extra_kernels_bwd; /* memory-bound kernels beyond its kind's (FP8 casts) */
+    double kept; /* core ops: bytes of `saved` selective recompute keeps (Q, K, V inputs) */
 };
 
 /* The per-rank slice of the work: micro-batch, sequence and parallel degrees. */
@@ -136,6 +142,8 @@ struct layer_cost {
     double tp_bytes;                  /* size of one TP collective (b*s*h), bytes */
     double moe_a2a_bytes;             /* MoE: bytes one all-to-all dispatch moves per rank */
     double bwd_transient;             /* bytes of the MLP backward's activation gradients */
+    sim_time host[2]
+                 [PART_COUNT]; /* host time to issue [forward, backward][part] (workload_host.c) */
 };
 
 struct edge_cost { /* embedding (first stage) or head + loss (last stage) */
@@ -165,6 +173,21 @@ void workload_head(const struct scenario *s, const struct shard *sh, struct edge
  * "Eager modules" above.
  */
 bool workload_eager(const struct scenario *s);
+
+/* ---- host time (workload_host.c: the CPU issuing a layer, host-bound parts) ---- */
+
+/*
+ * Host time to issue part `part` of a layer in forward (`bwd` false) or backward, with the
+ * layer's operators `lc` (kernel counts from their kinds) on scenario `s`. ns.
+ */
+sim_time workload_host_time(const struct scenario *s, const struct layer_cost *lc, int part,
+                            bool bwd);
+
+/*
+ * Stretch each layer part whose host time exceeds its GPU time (fwd, dgrad + wgrad) to the
+ * host time, scaling its operators' durations alike; records the host times in lc.
+ */
+void workload_host_bound(const struct scenario *s, struct layer_cost *lc);
 
 /* Is layer i (0-based) an MoE layer? */
 bool workload_is_moe(const struct model *m, int layer);

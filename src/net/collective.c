@@ -155,10 +155,9 @@ static void set_tier(const struct hardware *hw, const struct comm_group *g, cons
         }
     }
     cap = coll_tier_bw(hw, out->tier);
-    if (cap > 0 && rate > cap)
-        rate = cap; /* never ask a link for more than it has */
-    out->bus_bw_Bps = rate;
-    out->bus_bytes = rate * t_bw;
+    out->bus_bytes = rate * t_bw; /* what the algorithm moves over the tier */
+    /* never faster than the link: a tier slower than NCCL's rate stretches the transfer */
+    out->bus_bw_Bps = cap > 0 && rate > cap ? cap : rate;
 }
 
 /* ---- calibration ------------------------------------------------------------ */
@@ -202,6 +201,32 @@ static double staged_cap_Bps(const struct hardware *hw, int ppn)
     return cap;
 }
 
+/*
+ * Pipeline fill, from the measurements of each generation. Everywhere but the case below:
+ * one staging buffer per channel at the per-channel rate (the all-reduce tables of
+ * tests/validation/nccl.csv, 8 x A100 ring and 8 x H100 NVLS: without it the model is
+ * 20-30 % fast at 64-128 MiB). Ring all-gather and reduce-scatter on Hopper and later: one
+ * slice per channel (ALLGATHER_SLICESTEPS = REDUCESCATTER_SLICESTEPS = NCCL_STEPS/4 steps of
+ * buffer/NCCL_STEPS, 1 MiB for Simple; src/include/collectives.h), or each rank's piece of
+ * a channel when smaller: the 8 x H100 tables (XLA's sm_90 table, nccl #1047 ring) reach
+ * 270-310 GB/s at 64-128 MiB, where a whole buffer per channel (140 us at 64 MiB) would
+ * cap them at 175-236. No A100 all-gather / reduce-scatter table and no H100 ring
+ * all-reduce table are among the sources to tell whether the difference is the operation's
+ * or the generation's; Korthikanti's A100 runs (sequence-parallel all-gathers and
+ * reduce-scatters, tests/validation/runs.csv) keep the buffer (docs/collectives.md).
+ */
+static double fill_seconds(const struct hardware *hw, enum coll_op op, enum coll_algo a,
+                           enum coll_proto p, double bytes, double ch, int nranks, double chan_Bps)
+{
+    bool agrs = op == COLL_ALL_GATHER || op == COLL_REDUCE_SCATTER;
+
+    if (agrs && a == ALGO_RING && hw->gpu.arch >= ARCH_HOPPER) {
+        double slice = p == PROTO_SIMPLE ? buffer_bytes[p] / 4 : buffer_bytes[p] / 8;
+        return MIN(slice, bytes / (ch * (nranks > 1 ? nranks : 1))) / chan_Bps;
+    }
+    return MIN(buffer_bytes[p], bytes / ch) / chan_Bps;
+}
+
 static void nccl_collective(const struct hardware *hw, const struct nccl_cfg *cfg,
                             const struct comm_group *g, enum coll_op op, double bytes,
                             const struct place *pl, struct coll_cost *out)
@@ -217,6 +242,7 @@ static void nccl_collective(const struct hardware *hw, const struct nccl_cfg *cf
 
     fabric_view(hw, pl, &view);
     nccl_model_init(&view, g, op, pl->extra_us, &m);
+    nccl_version_limits(&m, cfg ? cfg->version : 0);
     nccl_select(&m, cfg, bytes, &a, &p);
     rc = nccl_cost(&m, a, p, bytes, &lat_us, &alg_GBps);
     assert(rc == 0 && "nccl_select returns an available pair");
@@ -231,8 +257,7 @@ static void nccl_collective(const struct hardware *hw, const struct nccl_cfg *cf
             alg_Bps = cap / factor;
         chan_Bps = MIN(chan_Bps, cap / ch);
     }
-    /* pipeline fill: one staging buffer per channel at the per-channel rate */
-    fill_s = MIN(buffer_bytes[p], bytes / ch) / chan_Bps;
+    fill_s = fill_seconds(hw, op, a, p, bytes, ch, g->nranks, chan_Bps);
     cal = find_calib(hw, op, a, p, g->nnodes > 1);
     if (cal) {
         lat_us = (double)cal->latency / 1e3;
@@ -272,7 +297,7 @@ static void hier_allreduce(const struct hardware *hw, const struct comm_group *g
 {
     struct comm_group intra = { g->ppn, 1, g->ppn, true };
     struct comm_group inter = { g->nnodes, g->nnodes, 1, g->rail_aligned };
-    struct nccl_cfg any = { ALGO_AUTO, PROTO_AUTO };
+    struct nccl_cfg any = { .algo = ALGO_AUTO, .proto = PROTO_AUTO };
     struct place pi, pn;
     struct coll_cost c1, c2, c3;
     double t_bw;

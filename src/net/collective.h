@@ -165,6 +165,16 @@ double nccl_time_us(const struct nccl_model *m, enum coll_algo algo, enum coll_p
 void nccl_select(const struct nccl_model *m, const struct nccl_cfg *cfg, double bytes,
                  enum coll_algo *algo, enum coll_proto *proto);
 
+/*
+ * Withdraw from *m the algorithms NCCL release `version` (nccl_cfg.version; 0 = the model's,
+ * 2.30) does not offer for m's operation, per src/graph/tuning.cc of each tag: no NVLS
+ * before 2.17.1; NVLS for all-reduce, all-gather and reduce-scatter in 2.17; in 2.18 ring
+ * only for all-gather and reduce-scatter ("if (coll == ncclFuncAllGather && a !=
+ * NCCL_ALGO_RING) continue;", v2.18.1-1 tuning.cc l.159-160) and NVLS-Tree added for
+ * all-reduce; NVLS for all-gather and reduce-scatter again from 2.19.
+ */
+void nccl_version_limits(struct nccl_model *m, int version);
+
 /* NCCL's per-link NVLink bandwidth for a GPU architecture, GB/s (topo.h SM*_NVLINK_BW). */
 double nccl_nvlink_bw(enum gpu_arch arch);
 

@@ -173,17 +173,20 @@ static int arch_cc(enum gpu_arch a)
     return (unsigned)a < ARRAY_LEN(cc) ? cc[a] : 80;
 }
 
-/* NCCL per-GPU NVLink aggregate, GB/s: link count x NCCL's per-link figure. */
+/*
+ * NCCL per-GPU NVLink aggregate, GB/s: NCCL's per-link figure times the links the
+ * hardware's bandwidth amounts to (25 GB/s per direction per link for NVLink 2-4, 50 for
+ * NVLink 5: 18 x 25 = 450 GB/s on H100). NCCL's topology detection counts the links it
+ * finds; deriving them from node.nvlink.bandwidth makes a bandwidth what-if reach NCCL's
+ * channel search (an NVLink at 45 GB/s is 1.8 links' worth: 37 GB/s to NCCL).
+ */
 static double nccl_nvl(const struct hardware *hw)
 {
-    double per_link = nccl_nvlink_bw(hw->gpu.arch);
-    int links = hw->nvlink.links;
+    double raw = hw->nvlink.generation >= 5 ? 50e9 : 25e9;
 
     if (hw->nvlink.bw_Bps <= 0)
         return 0;
-    if (links <= 0) /* 25 GB/s per direction per link for NVLink 2-4, 50 for NVLink 5 */
-        links = (int)lround(hw->nvlink.bw_Bps / (hw->nvlink.generation >= 5 ? 50e9 : 25e9));
-    return (links > 0 ? links : 1) * per_link;
+    return hw->nvlink.bw_Bps / raw * nccl_nvlink_bw(hw->gpu.arch);
 }
 
 static void build_res(const struct hardware *hw, const struct comm_group *g, struct res *r)
@@ -547,6 +550,21 @@ void nccl_model_init(const struct hardware *hw, const struct comm_group *g, enum
             tune_bw(&c, m, algos[a], (enum coll_proto)p);
             tune_lat(&c, m, algos[a], (enum coll_proto)p);
         }
+}
+
+void nccl_version_limits(struct nccl_model *m, int version)
+{
+    bool agrs = m->op == COLL_ALL_GATHER || m->op == COLL_REDUCE_SCATTER;
+    bool no_nvls =
+        version > 0 && (version < 21701 || (agrs && version < 21900 && version >= 21800));
+    bool no_nvls_tree = version > 0 && version < 21800;
+
+    for (int p = 0; p < PROTO_COUNT; p++) {
+        if (no_nvls)
+            m->alg_GBps[ALGO_NVLS][p] = 0;
+        if (no_nvls_tree)
+            m->alg_GBps[ALGO_NVLS_TREE][p] = 0;
+    }
 }
 
 int nccl_cost(const struct nccl_model *m, enum coll_algo algo, enum coll_proto proto, double bytes,

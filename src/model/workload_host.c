@@ -1,0 +1,163 @@
+/*
+ * workload_host.c - the CPU time that issues a layer's work, and the layer parts it makes
+ * host-bound.
+ *
+ * A PyTorch job issues every kernel and collective from one host thread, asynchronously: as
+ * long as the host is ahead, its cost hides behind the GPU; when a part of a layer takes
+ * less GPU time than the host needs to issue it (small models, thin layers, fast GPUs), the
+ * GPU waits and the part takes the host's time. The model compares the two per layer part
+ * (attention, MLP) and direction (forward, backward) and stretches the part's kernels to the
+ * host time where it is longer (workload_layer(); declared in workload.h). What the host spends,
+ * per kernel, per collective call and per FSDP unit:
+ *
+ *   eager PyTorch, per kernel   efficiency.host_kernel (default 4 us: the PyTorch eager
+ *                               per-op overhead on CUDA, pytorch/pytorch #82793, a dispatch-
+ *                               bound A100 run; a bare cuLaunchKernel is 3.0 us,
+ *                               meta-pytorch/tritonbench PR #1017)
+ *   torch.compile, per kernel   6.8 us (Inductor's CachingAutotuner.run: preamble 2.1 +
+ *                               binder 1.7 + cuLaunchKernel 3.0, tritonbench PR #1017), with
+ *                               the memory-bound kernels of a block fused two by two
+ *                               (training.compile; an estimate: Inductor fuses a norm with
+ *                               its residual, an activation with its neighbours), plus one
+ *                               compiled-region call per part and direction, 44 us (guards,
+ *                               device guard and launch, same table)
+ *   a collective call           host_kernel x 8 (ProcessGroupNCCL's enqueue: 35 us with the
+ *                               current stream, 70 us without, for one all-reduce,
+ *                               pytorch/pytorch PR #147820, measured on ROCm: the order of
+ *                               magnitude only)
+ *   an FSDP1 unit               per parameter tensor 10.7 us to unshard, 6.9 us to reshard,
+ *                               2.7 us of write-back (use_orig_params=True, 400 parameters
+ *                               in 4.27 / 2.75 / 1.07 ms: pytorch/pytorch PR #96958), each
+ *                               forward and again in backward
+ */
+#include "model/workload.h"
+
+#include <math.h>
+
+#define INDUCTOR_KERNEL_NS 6800  /* tritonbench PR #1017: CachingAutotuner.run, 0 args */
+#define INDUCTOR_REGION_NS 44300 /* the same table: one compiled-graph call */
+#define COLL_CALL_KERNELS  8     /* ProcessGroupNCCL enqueue ~35 us = 8 x 4 us (PR #147820) */
+#define FSDP_UNSHARD_NS    10700 /* per parameter tensor (PR #96958: 4.268 ms / 400) */
+#define FSDP_RESHARD_NS    6900  /* ~2.75 ms / 400 */
+#define FSDP_WRITEBACK_NS  2700  /* 1.071 ms / 400 */
+
+/* Kernels an operator launches: forward, backward (memory-bound ones counted apart). */
+static void kernels_of(const struct scenario *s, const struct op *o, bool bwd, int *gemm, int *mem)
+{
+    switch (o->kind) {
+    case OP_GEMM:
+        if (!bwd) {
+            *gemm += 1;
+        } else {
+            *gemm += (o->t_dgrad > 0) + (o->t_wgrad > 0);
+            *mem += s->model.bias && o->t_wgrad > 0 && !o->bias_in_cast &&
+                    s->train.finetune == FT_FULL && o->seg != SEG_CORE;
+        }
+        *mem += bwd ? o->extra_kernels_bwd : o->extra_kernels_fwd;
+        break;
+    case OP_ATTN:
+        /* FA2 backward: preprocess, main, dq conversion; Triton: its four extra passes */
+        *gemm += 1;
+        *mem += bwd ? (s->train.attention_impl == ATTN_IMPL_TRITON ? 4 : 2) : 0;
+        break;
+    default:
+        /* a norm's backward is two kernels (input gradient, weight gradient) */
+        if (!bwd)
+            *mem += 1;
+        else if (o->t_dgrad > 0)
+            *mem += o->seg == SEG_PRE ? 2 : 1;
+        break;
+    }
+}
+
+/* Parameter tensors of one layer part, as FSDP1's use_orig_params sees them. */
+static int param_tensors(const struct scenario *s, int part)
+{
+    const struct model *m = &s->model;
+    int norm = m->norm == NORM_LAYERNORM ? 2 : 1;
+    int mats = part == PART_ATTN ? (scenario_model_code(s) == CODE_HF ? 4 : 2)
+                                 : (m->act == ACT_SWIGLU ? 3 : 2);
+
+    return norm + mats * (m->bias ? 2 : 1);
+}
+
+/* Collectives a part issues: tensor parallel (two with sequence parallelism), expert a2a. */
+static int coll_calls(const struct scenario *s, int part, bool bwd)
+{
+    const struct parallelism *p = &s->par;
+    int n = 0;
+
+    if (p->tp > 1)
+        n += p->sequence_parallel ? (bwd ? 3 : 2) : 1;
+    if (part == PART_MLP && p->ep > 1 && s->model.moe.experts > 0)
+        n += 2;
+    if (part == PART_ATTN && p->cp > 1)
+        n += p->cp;
+    return n;
+}
+
+static bool fsdp1(const struct scenario *s)
+{
+    enum sharding sh = s->par.sharding;
+
+    return s->fsdp.version <= 1 &&
+           (sh == SHARD_FSDP || sh == SHARD_FSDP_GRAD_OP || sh == SHARD_HSDP);
+}
+
+sim_time workload_host_time(const struct scenario *s, const struct layer_cost *lc, int part,
+                            bool bwd)
+{
+    double k = (double)s->hw.eff.host_kernel, t = 0;
+    int gemm = 0, mem = 0, i, n;
+
+    for (i = 0; i < lc->nops; i++)
+        if (lc->ops[i].part == part)
+            kernels_of(s, &lc->ops[i], bwd, &gemm, &mem);
+    if (s->train.compile)
+        t = gemm * (double)INDUCTOR_KERNEL_NS + ceil(mem / 2.0) * INDUCTOR_KERNEL_NS +
+            INDUCTOR_REGION_NS;
+    else
+        t = (gemm + mem) * k;
+    t += coll_calls(s, part, bwd) * COLL_CALL_KERNELS * k;
+    /* FSDP1 unit = the layer: its bookkeeping on the part that starts it in each direction */
+    if (fsdp1(s) && part == (bwd ? PART_MLP : PART_ATTN)) {
+        n = param_tensors(s, PART_ATTN) + param_tensors(s, PART_MLP);
+        t += n * (double)(FSDP_UNSHARD_NS + FSDP_RESHARD_NS + (bwd ? FSDP_WRITEBACK_NS : 0));
+        t += (bwd ? 2 : 1) * COLL_CALL_KERNELS * k;
+    }
+    return (sim_time)ceil(t);
+}
+
+/* Scale the `bwd` durations of part `part`'s operators by f. */
+static void stretch(struct layer_cost *lc, int part, bool bwd, double f)
+{
+    for (int i = 0; i < lc->nops; i++) {
+        struct op *o = &lc->ops[i];
+        if (o->part != part)
+            continue;
+        if (bwd) {
+            o->t_dgrad = (sim_time)ceil((double)o->t_dgrad * f);
+            o->t_wgrad = (sim_time)ceil((double)o->t_wgrad * f);
+        } else {
+            o->t_fwd = (sim_time)ceil((double)o->t_fwd * f);
+        }
+    }
+}
+
+void workload_host_bound(const struct scenario *s, struct layer_cost *lc)
+{
+    for (int part = 0; part < PART_COUNT; part++)
+        for (int bwd = 0; bwd < 2; bwd++) {
+            sim_time host = workload_host_time(s, lc, part, bwd);
+            sim_time gpu = 0;
+
+            for (int i = 0; i < lc->nops; i++) {
+                const struct op *o = &lc->ops[i];
+                if (o->part == part)
+                    gpu = time_add(gpu, bwd ? time_add(o->t_dgrad, o->t_wgrad) : o->t_fwd);
+            }
+            lc->host[bwd][part] = host;
+            if (gpu > 0 && host > gpu)
+                stretch(lc, part, bwd, (double)host / (double)gpu);
+        }
+}
