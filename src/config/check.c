@@ -130,6 +130,23 @@ static int check_moe(struct model *m, struct cfg_error *err)
     return 0;
 }
 
+/* Sliding-window attention: a pattern needs a window and must leave some layer windowed. */
+static int check_window(const struct model *m, struct cfg_error *err)
+{
+    if (m->window < 0 || m->window_pattern < 0)
+        return fail(err, m->window < 0 ? "workload.attention_window" : "workload.window_pattern",
+                    "attention_window (%d) and window_pattern (%d) must not be negative", m->window,
+                    m->window_pattern);
+    if (m->window_pattern > 0 && m->window == 0)
+        return fail(err, "workload.window_pattern",
+                    "window_pattern (%d) needs attention_window (the keys a windowed layer sees)",
+                    m->window_pattern);
+    if (m->window_pattern == 1)
+        return fail(err, "workload.window_pattern",
+                    "window_pattern 1 makes every layer global; drop attention_window instead");
+    return 0;
+}
+
 int cfg_model_finalize(struct model *m, struct cfg_error *err)
 {
     if (positive(err, "workload.layers", "layers", m->layers) ||
@@ -162,6 +179,8 @@ int cfg_model_finalize(struct model *m, struct cfg_error *err)
         return -1;
     if (m->max_seq < 0)
         return fail(err, "workload.max_seq", "max_seq (%d) must be positive", m->max_seq);
+    if (check_window(m, err))
+        return -1;
     return check_moe(m, err);
 }
 

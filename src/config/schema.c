@@ -147,6 +147,7 @@ static const struct enum_name proto_names[] = {
 static const struct enum_name act_names[] = {
     { "gelu", ACT_GELU },
     { "swiglu", ACT_SWIGLU },
+    { "geglu", ACT_GEGLU },
     { NULL, 0 },
 };
 static const struct enum_name norm_names[] = {
@@ -375,6 +376,8 @@ static const struct field moe_rows[] = {
       .doc = "token capacity per expert vs uniform share; 0 = dropless" },
     { NUM("load_imbalance", struct moe_spec, load_imbalance, 1, 0, "1"),
       .doc = "tokens of the busiest expert / the uniform share (>= 1)" },
+    { BOOL("router_bias", struct moe_spec, router_bias, "false"),
+      .doc = "the router carries a bias per expert (gpt-oss)" },
 };
 static const struct section moe_section = SECTION("moe", moe_rows, S_ABSENT_IS_NONE);
 
@@ -403,6 +406,24 @@ static const struct field workload_rows[] = {
     { BOOL("bias", struct model, bias, "false"), .doc = "linear layers carry biases" },
     { BOOL("dropout", struct model, dropout, "false"), .doc = "dropout layers present" },
     { SECT("moe", struct model, moe, moe_section), .doc = "mixture of experts; dense when absent" },
+    /* Architecture variants of imported configs (docs/workloads.md). */
+    { BOOL("qkv_bias", struct model, qkv_bias, "false"),
+      .doc = "q, k and v projections carry biases, the others not (Qwen2)" },
+    { BOOL("qk_norm", struct model, qk_norm, "false"),
+      .doc = "RMSNorm over each head of q and k (Qwen3, Gemma 3)" },
+    { BOOL("post_norms", struct model, post_norms, "false"),
+      .doc = "norms on the attention and MLP outputs as well: 4 per layer (Gemma 2/3)" },
+    { BOOL("attention_sinks", struct model, attn_sinks, "false"),
+      .doc = "one learned sink logit per head (gpt-oss)" },
+    { BOOL("attention_softcap", struct model, attn_softcap, "false"),
+      .doc = "tanh soft-capping of the attention scores (Gemma 2)" },
+    { BOOL("logit_softcap", struct model, logit_softcap, "false"),
+      .doc = "tanh soft-capping of the final logits (Gemma 2)" },
+    { INT("attention_window", struct model, window, 0, "0"), .flags = F_ZERO_OK,
+      .doc = "sliding-window attention: keys each query sees; 0 = full causal" },
+    { INT("window_pattern", struct model, window_pattern, 0, "0"), .flags = F_ZERO_OK,
+      .doc = "with a window, layer i attends globally when (i+1) % k == 0; 0 = every layer "
+             "windowed" },
 };
 const struct section schema_workload = SECTION("", workload_rows, 0);
 

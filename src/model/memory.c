@@ -187,9 +187,7 @@ void memory_model_roles(const struct scenario *s, struct param_roles *out)
     memset(out, 0, sizeof(*out));
     for (i = 0; i < m->layers; i++) {
         bool moe = workload_is_moe(m, i);
-        double expert = moe ? (m->act == ACT_SWIGLU ? 3.0 : 2.0) * m->hidden * m->moe.ffn_hidden *
-                                  m->moe.experts
-                            : 0;
+        double expert = moe ? workload_params_expert(m) * m->moe.experts : 0;
         memory_roles(s, workload_params_layer(m, moe), workload_linear_params_layer(m, moe),
                      workload_lora_params_layer(s, moe), expert, &r);
         memory_add_roles(out, &r, 1);

@@ -21,6 +21,7 @@ struct ctx {
     unsigned targets; /* enum lora_target bits (0 for full training) */
     bool eager;       /* unfused PyTorch modules (workload_eager()) */
     bool hf;          /* Hugging Face Transformers + PEFT model code (scenario_model_code()) */
+    double window;    /* share of the causal attention pairs a windowed layer computes, <= 1 */
 };
 
 /* Append an operator to ops[0..max): the tables hold every operator a layer can have. */
@@ -75,9 +76,9 @@ static void membound(const struct ctx *c, struct op *o, double bytes, double sav
  * row-parallel bias is added in the fused bias-dropout-add, whose autograd
  * backward sums the same way; PyTorch nn.Linear's backward likewise).
  */
-static void bias_grad(const struct ctx *c, struct op *o, double rows, double cols)
+static void bias_grad(const struct ctx *c, struct op *o, double rows, double cols, bool biased)
 {
-    if (!c->s->model.bias || c->lora)
+    if (!biased || c->lora)
         return;
     o->t_wgrad = time_add(o->t_wgrad, cost_membound(c->gpu, c->eff, rows * cols * c->p));
 }
@@ -209,6 +210,7 @@ static void ctx_init(struct ctx *c, const struct scenario *s, const struct shard
     c->targets = c->lora ? s->train.lora.targets : 0;
     c->eager = workload_eager(s);
     c->hf = scenario_model_code(s) == CODE_HF;
+    c->window = 1;
 }
 
 bool workload_eager(const struct scenario *s)
@@ -232,6 +234,34 @@ bool workload_is_moe(const struct model *m, int layer)
     int f = m->moe.layer_freq > 0 ? m->moe.layer_freq : 1;
 
     return m->moe.experts > 0 && (layer + 1) % f == 0;
+}
+
+int workload_mlp_matrices(const struct model *m)
+{
+    return m->act == ACT_GELU ? 2 : 3;
+}
+
+bool workload_is_windowed(const struct scenario *s, int layer)
+{
+    const struct model *m = &s->model;
+
+    if (m->window <= 0 || m->window >= s->train.seq_len)
+        return false;
+    return m->window_pattern <= 0 || (layer + 1) % m->window_pattern != 0;
+}
+
+double workload_window_share(int seq_len, int window)
+{
+    double sl = seq_len, w = window;
+
+    /*
+     * Query i attends keys max(0, i - w + 1) .. i: s*w - w^2/2 pairs against the
+     * s^2/2 of full causal attention, in the continuous form the causal halving
+     * uses (hw_flops = flops / 2).
+     */
+    if (window <= 0 || window >= seq_len)
+        return 1;
+    return (2 * sl * w - w * w) / (sl * sl);
 }
 
 /*
@@ -275,6 +305,55 @@ static bool fused_qkv_pinned(const struct ctx *c)
     const struct model *m = &c->s->model;
 
     return c->eager && !c->hf && m->pos == POS_ROPE && m->kv_heads == m->heads;
+}
+
+/*
+ * A norm on a sublayer's output before its residual add (Gemma 2/3
+ * post_attention_layernorm and post_feedforward_layernorm, transformers
+ * models/gemma2/modeling_gemma2.py Gemma2DecoderLayer.forward): the same
+ * operator as the pre-norm, sitting after the row-parallel projection.
+ */
+static void post_norm_op(const struct ctx *c, struct op *ops, int *n, const char *name, int part)
+{
+    norm_op(c, ops, n, MAX_OPS, name, part);
+    ops[*n - 1].seg = SEG_POST;
+}
+
+/*
+ * Per-head RMSNorm of q and k over head_dim (Qwen3Attention q_norm / k_norm,
+ * transformers models/qwen3/modeling_qwen3.py; Gemma 3 likewise), between the
+ * QKV projection and RoPE: reads and writes T * (q + kv) elements. It saves
+ * what norm_op() saves, per head instead of per token: the input (the fp32
+ * upcast under eager code) and one fp32 rstd per head and token.
+ */
+static void qk_norm_op(const struct ctx *c, struct op *ops, int *n, double T, double heads,
+                       double kvh, double d)
+{
+    double elems = T * (heads + kvh) * d;
+    double stats = T * (heads + kvh) * 4;
+    struct op *o = add_op(ops, n, MAX_OPS, "qk_norm", OP_MEM, PART_ATTN, SEG_MID);
+
+    membound(c, o, 2 * elems * c->p, (c->eager ? 4 : c->p) * elems + stats);
+}
+
+/*
+ * tanh soft-capping of `elems` 16-bit values, `cap * tanh(x / cap)` as three
+ * element-wise kernels (transformers Gemma2: eager_attention_forward on the
+ * scores, Gemma2ForCausalLM.forward on the logits): each reads and writes the
+ * tensor forward; backward runs mul, tanh's (reading its saved output) and div
+ * backward, 7 bytes-per-element passes of p; tanh saves its output. On the
+ * scores it belongs to the attention core (recomputed by selective recompute).
+ */
+static void softcap_op(const struct ctx *c, struct op *ops, int *n, int max, const char *name,
+                       int part, double elems, bool core)
+{
+    struct op *o = add_op(ops, n, max, name, OP_MEM, part, core ? SEG_CORE : SEG_POST);
+
+    o->bytes = 6 * c->p * elems;
+    o->t_fwd = cost_membound(c->gpu, c->eff, 6 * c->p * elems);
+    o->t_dgrad = cost_membound(c->gpu, c->eff, 7 * c->p * elems);
+    o->saved = c->p * elems;
+    o->core = core;
 }
 
 static void residual_op(const struct ctx *c, struct op *ops, int *n, const char *name, int part)
@@ -349,10 +428,10 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
     dequant_op(c, ops, n, "nf4_dequant_attn", PART_ATTN, h * (q + 2 * kv) + q * h);
     o = add_op(ops, n, MAX_OPS, "qkv_proj", OP_GEMM, PART_ATTN, SEG_COL);
     gemm(c, o, T, q + 2 * kv, h, 1, c->Tn * h * p);
-    bias_grad(c, o, T, q + 2 * kv);
+    bias_grad(c, o, T, q + 2 * kv, m->bias || m->qkv_bias);
     freeze(c, o, LORA_Q | LORA_K | LORA_V, true);
     base = o;
-    if (m->bias && !c->eager) {
+    if ((m->bias || m->qkv_bias) && !c->eager) {
         /*
          * Megatron's column-parallel linear adds its bias out of place after the
          * GEMM (`output = torch.matmul(total_input, weight.t())` then `output =
@@ -378,13 +457,15 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
         if (tg & LORA_V)
             lc->lora_params[PART_ATTN] += adapter(c, o, T, h, kv, 1);
     }
+    if (m->qk_norm)
+        qk_norm_op(c, ops, n, T, heads, kvh, d);
     if (m->pos == POS_ROPE) {
         o = add_op(ops, n, MAX_OPS, "rope", OP_MEM, PART_ATTN, SEG_MID);
         membound(c, o, 2 * T * (q + kv) * p, fused_qkv_pinned(c) ? p * T * (q + kv) : 0);
     }
     if (c->s->train.attention == ATTN_FLASH) {
         /* Fused kernel: saves Q, K, V and fp32 log-sum-exp; O is saved as the out-proj input. */
-        double flops = 4 * b * sq * sk * q;
+        double flops = 4 * b * sq * sk * q * c->window;
         double io = p * T * (2 * q + 2 * kv);
         o = add_op(ops, n, MAX_OPS, "flash_attention", OP_ATTN, PART_ATTN, SEG_CORE);
         o->flops = flops;
@@ -408,6 +489,8 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
         o->t_dgrad = time_mul(cost_gemm(c->gpu, c->eff, c->dt, sq, d, sk, b * heads), 2);
         o->core = true;
         o->kept = o->saved; /* Q and K are the recomputation's inputs (KOR22 §5) */
+        if (m->attn_softcap)
+            softcap_op(c, ops, n, MAX_OPS, "attn_softcap", PART_ATTN, probs, true);
         softmax_ops(c, ops, n, probs);
         o = add_op(ops, n, MAX_OPS, "attn_values", OP_GEMM, PART_ATTN, SEG_CORE);
         gemm(c, o, sq, d, sk, b * heads, p * T * kv);
@@ -428,7 +511,7 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
     }
     o = add_op(ops, n, MAX_OPS, "out_proj", OP_GEMM, PART_ATTN, SEG_ROW);
     gemm(c, o, T, h, q, 1, p * T * q);
-    bias_grad(c, o, c->Tn, h); /* replicated bias, on the (sequence-sharded) output */
+    bias_grad(c, o, c->Tn, h, m->bias); /* replicated bias, on the (sequence-sharded) output */
     /*
      * Fused (Megatron): the out-proj input is FlashAttention's O, which its
      * backward needs anyway, so a frozen out-proj cannot drop it. Eager: the
@@ -444,6 +527,8 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
                         c->qlora || (c->s->train.attention == ATTN_FLASH && !c->eager), LORA_O);
         lc->lora_params[PART_ATTN] += adapter(c, o, T, q, h, 1);
     }
+    if (m->post_norms)
+        post_norm_op(c, ops, n, "attn_post_norm", PART_ATTN);
     residual_op(c, ops, n, "attn_residual", PART_ATTN);
 }
 
@@ -455,7 +540,7 @@ static void mlp_ops(const struct ctx *c, bool moe, struct layer_cost *lc)
     int *n = &lc->nops;
     double h = m->hidden, p = c->p, T = c->T;
     double f = (moe ? m->moe.ffn_hidden : m->ffn_hidden) / c->tp;
-    bool swiglu = m->act == ACT_SWIGLU;
+    bool swiglu = workload_mlp_matrices(m) == 3; /* SwiGLU or gated GeLU: gate, up and down */
     double up = swiglu ? 2 * f : f;
     double tokens = T, batch = 1, unpermute_bytes = 0;
     unsigned tg = c->targets, in_mask = swiglu ? LORA_GATE | LORA_UP : LORA_UP;
@@ -469,6 +554,7 @@ static void mlp_ops(const struct ctx *c, bool moe, struct layer_cost *lc)
         double cf = m->moe.capacity_factor > 0 ? m->moe.capacity_factor : 1.0;
         o = add_op(ops, n, MAX_OPS, "router", OP_GEMM, PART_MLP, SEG_GATE);
         gemm(c, o, T, E, h, 1, T * E * 4);
+        bias_grad(c, o, T, E, m->moe.router_bias);
         batch = E / ep;
         tokens = T * k * ep / E * cf;
         lc->moe_a2a_bytes = T * k * h * p;
@@ -489,7 +575,7 @@ static void mlp_ops(const struct ctx *c, bool moe, struct layer_cost *lc)
     dequant_op(c, ops, n, "nf4_dequant_mlp", PART_MLP, (swiglu ? 3 : 2) * h * f * batch);
     o = add_op(ops, n, MAX_OPS, swiglu ? "gate_up_proj" : "fc1", OP_GEMM, PART_MLP, SEG_COL);
     gemm(c, o, tokens, up, h, batch, (moe ? tokens * batch : c->Tn) * h * p);
-    bias_grad(c, o, tokens * batch, up);
+    bias_grad(c, o, tokens * batch, up, m->bias);
     freeze(c, o, in_mask, true);
     base = o;
     if (tg & in_mask) {
@@ -500,14 +586,19 @@ static void mlp_ops(const struct ctx *c, bool moe, struct layer_cost *lc)
         if (tg & LORA_UP)
             lc->lora_params[PART_MLP] += adapter(c, o, tokens, h, f, batch);
     }
-    o = add_op(ops, n, MAX_OPS, swiglu ? "swiglu" : "gelu", OP_MEM, PART_MLP, SEG_MID);
-    if (swiglu) /* fused: gate and up; eager silu(gate) * up also keeps silu(gate) (HF LlamaMLP) */
+    o = add_op(ops, n, MAX_OPS,
+               m->act == ACT_GEGLU ? "geglu"
+               : swiglu            ? "swiglu"
+                                   : "gelu",
+               OP_MEM, PART_MLP, SEG_MID);
+    /* fused: gate and up; eager act(gate) * up also keeps act(gate) (HF LlamaMLP, GemmaMLP) */
+    if (swiglu)
         membound(c, o, 3 * tokens * batch * f * p, (c->eager ? 3 : 2) * tokens * batch * f * p);
     else
         membound(c, o, 2 * tokens * batch * f * p, tokens * batch * f * p);
     o = add_op(ops, n, MAX_OPS, swiglu ? "down_proj" : "fc2", OP_GEMM, PART_MLP, SEG_ROW);
     gemm(c, o, tokens, h, f, batch, tokens * batch * f * p);
-    bias_grad(c, o, moe ? tokens * batch : c->Tn, h);
+    bias_grad(c, o, moe ? tokens * batch : c->Tn, h, m->bias);
     freeze(c, o, LORA_DOWN, true);
     base = o;
     if (tg & LORA_DOWN) {
@@ -530,6 +621,8 @@ static void mlp_ops(const struct ctx *c, bool moe, struct layer_cost *lc)
         membound(c, o, unpermute_bytes, T * m->moe.topk * h * p);
         o->t_dgrad = o->t_fwd;
     }
+    if (m->post_norms)
+        post_norm_op(c, ops, n, "mlp_post_norm", PART_MLP);
     residual_op(c, ops, n, "mlp_residual", PART_MLP);
 }
 
@@ -539,18 +632,22 @@ static void layer_params(const struct scenario *s, bool moe, struct layer_cost *
     const struct model *m = &s->model;
     double tp = s->par.tp, h = m->hidden, d = m->head_dim;
     double q = m->heads * d, kv = m->kv_heads * d;
-    double norm = (m->norm == NORM_LAYERNORM ? 2 : 1) * h;
+    double norm = (m->norm == NORM_LAYERNORM ? 2 : 1) * h * (m->post_norms ? 2 : 1);
     double f = moe ? m->moe.ffn_hidden : m->ffn_hidden;
-    double mats = m->act == ACT_SWIGLU ? 3 : 2;
+    double mats = workload_mlp_matrices(m);
     double mlp = (mats * h * f + (m->bias ? (mats - 1) * f : 0)) / tp + (m->bias ? h : 0);
     double mlp_linear = mats * h * f / tp;
+    /* q/k norm weights (head_dim each) are replicated, sinks and biases follow their heads */
+    double attn_extra = (m->bias       ? (q + 2 * kv) / tp + h
+                         : m->qkv_bias ? (q + 2 * kv) / tp
+                                       : 0) +
+                        (m->qk_norm ? 2 * d : 0) + (m->attn_sinks ? m->heads / tp : 0);
 
     out->linear_params[PART_ATTN] = (h * (q + 2 * kv) + q * h) / tp;
-    out->params[PART_ATTN] =
-        norm + out->linear_params[PART_ATTN] + (m->bias ? (q + 2 * kv) / tp + h : 0);
+    out->params[PART_ATTN] = norm + out->linear_params[PART_ATTN] + attn_extra;
     if (moe) {
         double copies = (double)m->moe.experts / s->par.ep + m->moe.shared_experts;
-        mlp = mlp * copies + h * m->moe.experts;
+        mlp = mlp * copies + h * m->moe.experts + (m->moe.router_bias ? m->moe.experts : 0);
         mlp_linear *= copies;
     }
     out->linear_params[PART_MLP] = mlp_linear;
@@ -560,11 +657,19 @@ static void layer_params(const struct scenario *s, bool moe, struct layer_cost *
 void workload_layer(const struct scenario *s, const struct shard *sh, bool moe,
                     struct layer_cost *out)
 {
+    workload_layer_variant(s, sh, moe, false, out);
+}
+
+void workload_layer_variant(const struct scenario *s, const struct shard *sh, bool moe,
+                            bool windowed, struct layer_cost *out)
+{
     struct ctx c;
     int i;
 
     memset(out, 0, sizeof(*out));
     ctx_init(&c, s, sh);
+    if (windowed)
+        c.window = workload_window_share(sh->s, s->model.window);
     attention_ops(&c, sh, out);
     mlp_ops(&c, moe, out);
     for (i = 0; i < out->nops; i++) {
@@ -627,6 +732,9 @@ void workload_head(const struct scenario *s, const struct shard *sh, struct edge
     /* The output layer keeps its (sequence-sharded) input for the weight gradient (KOR22 §4.3). */
     gemm(&c, o, c.T, v, m->hidden, 1, c.Tn * m->hidden * c.p);
     freeze(&c, o, 0, false);
+    if (m->logit_softcap)
+        softcap_op(&c, out->ops, &out->nops, (int)ARRAY_LEN(out->ops), "logit_softcap", 0, logits,
+                   false);
     /* Vocab-parallel cross-entropy on fp32 logits (KOR22 §4.3: 4sbv/t kept for backward). */
     o = add_op(out->ops, &out->nops, (int)ARRAY_LEN(out->ops), "cross_entropy", OP_MEM, 0,
                SEG_POST);

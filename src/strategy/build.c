@@ -76,8 +76,8 @@ int strategy_stage_layers(const struct scenario *s, int stage)
 
 /* ---- units ---------------------------------------------------------------- */
 
-static void add_unit(struct build *b, int kind, int layer, int chunk, bool moe, double params,
-                     double expert)
+static void add_unit(struct build *b, int kind, int layer, int chunk, bool moe, bool window,
+                     double params, double expert)
 {
     struct unit *u;
 
@@ -88,6 +88,7 @@ static void add_unit(struct build *b, int kind, int layer, int chunk, bool moe, 
     u->layer = layer;
     u->chunk = chunk;
     u->moe = moe;
+    u->window = window;
     u->params = params;
     u->expert_params = expert;
 }
@@ -106,7 +107,7 @@ static void make_units(struct build *b, const int *part)
         b->chunk_layers[c] = part[c * pp + b->stage];
         b->chunk_first[c] = b->nunits;
         if (b->stage == 0 && c == 0)
-            add_unit(b, UNIT_EMBED, -1, c, false, b->embed.params, 0);
+            add_unit(b, UNIT_EMBED, -1, c, false, false, b->embed.params, 0);
         for (i = 0; i < b->chunk_layers[c]; i++) {
             int layer = first_layer + i;
             bool moe = workload_is_moe(&s->model, layer);
@@ -115,14 +116,15 @@ static void make_units(struct build *b, const int *part)
             double expert = 0;
             if (moe) {
                 const struct model *m = &s->model;
-                double mats = m->act == ACT_SWIGLU ? 3 : 2;
-                expert = mats * m->hidden * m->moe.ffn_hidden / s->par.tp *
-                         ((double)m->moe.experts / s->par.ep);
+                double mats = workload_mlp_matrices(m), f = m->moe.ffn_hidden;
+                double each = (mats * m->hidden * f + (m->bias ? (mats - 1) * f : 0)) / s->par.tp +
+                              (m->bias ? m->hidden : 0); /* as workload.c layer_params() */
+                expert = each * ((double)m->moe.experts / s->par.ep);
             }
-            add_unit(b, UNIT_LAYER, layer, c, moe, total, expert);
+            add_unit(b, UNIT_LAYER, layer, c, moe, workload_is_windowed(s, layer), total, expert);
         }
         if (b->stage == pp - 1 && c == b->v - 1)
-            add_unit(b, UNIT_HEAD, -1, c, false, b->head.params, 0);
+            add_unit(b, UNIT_HEAD, -1, c, false, false, b->head.params, 0);
     }
     b->chunk_first[b->v] = b->nunits;
 }
@@ -147,9 +149,16 @@ enum recompute strategy_unit_recompute(const struct build *b, int ui)
     return ui - first < t->recompute_layers ? RC_FULL : RC_NONE;
 }
 
+const struct layer_cost *strategy_unit_cost(const struct build *b, const struct unit *u)
+{
+    if (u->window)
+        return u->moe ? &b->layer_moe_win : &b->layer_win;
+    return u->moe ? &b->layer_moe : &b->layer;
+}
+
 static const struct layer_cost *unit_cost(const struct build *b, int ui)
 {
-    return b->units[ui].moe ? &b->layer_moe : &b->layer;
+    return strategy_unit_cost(b, &b->units[ui]);
 }
 
 /*
@@ -497,6 +506,11 @@ static void build_stage(const struct scenario *s, const struct layout *l, const 
     workload_layer(s, &b.sh, false, &b.layer);
     if (s->model.moe.experts > 0)
         workload_layer(s, &b.sh, true, &b.layer_moe);
+    if (s->model.window > 0 && s->model.window < s->train.seq_len) {
+        workload_layer_variant(s, &b.sh, false, true, &b.layer_win);
+        if (s->model.moe.experts > 0)
+            workload_layer_variant(s, &b.sh, true, true, &b.layer_moe_win);
+    }
     workload_embedding(s, &b.sh, &b.embed);
     workload_head(s, &b.sh, &b.head);
     b.tp_bytes = b.layer.tp_bytes;

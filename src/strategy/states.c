@@ -17,7 +17,7 @@ void states_unit_roles(const struct build *b, int unit, struct param_roles *out)
     const struct unit *u = &b->units[unit];
 
     if (u->kind == UNIT_LAYER) {
-        const struct layer_cost *lc = u->moe ? &b->layer_moe : &b->layer;
+        const struct layer_cost *lc = strategy_unit_cost(b, u);
         memory_roles(b->s, u->params, lc->linear_params[PART_ATTN] + lc->linear_params[PART_MLP],
                      lc->lora_params[PART_ATTN] + lc->lora_params[PART_MLP], u->expert_params, out);
     } else {

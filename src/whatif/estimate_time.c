@@ -66,7 +66,8 @@ void est_stage_sums(const struct cand *c, int pp, struct stage_sum *st)
         for (int k = 0; k < pp; k++)
             for (int i = 0; i < part[ch * pp + k]; i++, l++) {
                 bool moe = workload_is_moe(&s->model, l);
-                const struct layer_sum *ls = moe ? c->lm : c->ld;
+                bool win = workload_is_windowed(s, l);
+                const struct layer_sum *ls = win ? (moe ? c->lmw : c->lw) : moe ? c->lm : c->ld;
                 /* recompute_layers: the first layers of each chunk recompute (build.c) */
                 enum recompute rc = keep > 0 && i >= keep ? RC_NONE : rc0;
                 double re = rc == RC_FULL ? ls->fwd : rc == RC_SELECTIVE ? ls->rc_sel : 0;
