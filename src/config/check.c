@@ -399,6 +399,28 @@ static bool shards_grads(enum sharding sh)
            sh == SHARD_HSDP;
 }
 
+/* The features imported configs use (issue 16): offload_param alone, LLM.int8, saved modules, DoRA.
+ */
+static int check_adapter_features(const struct scenario *s, struct cfg_error *err)
+{
+    const struct training *t = &s->train;
+
+    if (t->offload == OFFLOAD_PARAMS_ONLY && s->par.sharding != SHARD_ZERO3)
+        return fail(err, "training.offload",
+                    "offload 'params_only' needs sharding zero3 (DeepSpeed offload_param is a "
+                    "stage 3 feature)");
+    if (t->finetune == FT_LORA_INT8 && !(s->hw.gpu.flops[DT_INT8] > 0))
+        return fail(err, "training.finetune",
+                    "finetune 'lora_int8' needs the hardware's int8 peak (gpu.flops.int8 of '%s')",
+                    hw_name(&s->hw));
+    if (t->finetune == FT_FULL && t->lora.modules_to_save)
+        return fail(err, "training.lora.modules_to_save",
+                    "lora.modules_to_save needs finetune lora, qlora or lora_int8");
+    if (t->finetune == FT_FULL && t->lora.dora)
+        return fail(err, "training.lora.dora", "lora.dora needs finetune lora, qlora or lora_int8");
+    return 0;
+}
+
 static int check_memory_features(struct scenario *s, struct cfg_error *err)
 {
     const struct parallelism *p = &s->par;
@@ -451,7 +473,7 @@ static int check_memory_features(struct scenario *s, struct cfg_error *err)
     if (t->attention_impl == ATTN_IMPL_TRITON && t->attention != ATTN_FLASH)
         return fail(err, "training.attention_impl",
                     "attention_impl 'triton' needs attention 'flash'");
-    return 0;
+    return check_adapter_features(s, err);
 }
 
 static bool trains_in(enum dtype d)

@@ -78,10 +78,8 @@ static const struct enum_name cross_entropy_names[] = {
     { NULL, 0 },
 };
 static const struct enum_name finetune_names[] = {
-    { "full", FT_FULL },
-    { "lora", FT_LORA },
-    { "qlora", FT_QLORA },
-    { NULL, 0 },
+    { "full", FT_FULL },           { "lora", FT_LORA }, { "qlora", FT_QLORA },
+    { "lora_int8", FT_LORA_INT8 }, { NULL, 0 },
 };
 static const struct enum_name lora_target_names[] = {
     { "q", LORA_Q },       { "k", LORA_K },   { "v", LORA_V },       { "o", LORA_O },
@@ -91,6 +89,18 @@ static const struct enum_name offload_names[] = {
     { "none", OFFLOAD_NONE },
     { "optimizer", OFFLOAD_OPTIMIZER },
     { "params", OFFLOAD_PARAMS },
+    { "params_only", OFFLOAD_PARAMS_ONLY },
+    { NULL, 0 },
+};
+static const struct enum_name act_offload_names[] = {
+    { "none", ACT_OFFLOAD_NONE },
+    { "streams", ACT_OFFLOAD_STREAMS },
+    { "sync", ACT_OFFLOAD_SYNC },
+    { NULL, 0 },
+};
+static const struct enum_name lora_save_names[] = {
+    { "embed", LORA_SAVE_EMBED },
+    { "head", LORA_SAVE_HEAD },
     { NULL, 0 },
 };
 static const struct enum_name schedule_names[] = {
@@ -457,6 +467,14 @@ static const struct field lora_rows[] = {
     /* PEFT LoraConfig.lora_dropout defaults to 0.0; LitGPT's finetune/lora.py uses 0.05. */
     { NUM("dropout", struct lora_spec, dropout, 0, 1, "0"), .flags = F_ZERO_OK,
       .doc = "lora_dropout probability (> 0 keeps a dropped copy of each adapted input)" },
+    { .key = "modules_to_save",
+      .type = FT_FLAGS,
+      AT(struct lora_spec, modules_to_save),
+      .names = lora_save_names,
+      .def = "[]",
+      .doc = "modules trained whole beside the adapters (PEFT modules_to_save)" },
+    { BOOL("dora", struct lora_spec, dora, "false"),
+      .doc = "DoRA: a trained magnitude per output row and the weight norm every forward" },
 };
 static const struct section lora_section = SECTION("training.lora", lora_rows, 0);
 
@@ -491,6 +509,10 @@ static const struct field training_rows[] = {
     { SECT("lora", struct training, lora, lora_section), .doc = "LoRA / QLoRA adapters" },
     { ENUM("offload", struct training, offload, offload_names, "none"),
       .doc = "CPU offload (ZeRO-Offload / FSDP CPU offload)" },
+    { BOOL("paged_optimizer", struct training, paged_optimizer, "false"),
+      .doc = "optimizer states in paged memory (bitsandbytes paged_*), any finetune" },
+    { ENUM("activation_offload", struct training, activation_offload, act_offload_names, "none"),
+      .doc = "saved activations of each layer to host memory: streams or sync copies" },
     { QTY("tokens", struct training, tokens, UNIT_COUNT, NULL),
       .doc = "tokens to train, for time-to-train (optional)" },
     { NUM("price_per_gpu_hour", struct training, price_gpu_hour, 0, 0, NULL),

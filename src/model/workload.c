@@ -18,6 +18,8 @@ struct ctx {
     double tp;
     bool lora;        /* LoRA or QLoRA: base weights frozen */
     bool qlora;       /* base projection weights stored as NF4 */
+    bool int8;        /* base projection weights stored as LLM.int8 (finetune lora_int8) */
+    bool quant;       /* either: bitsandbytes keeps each projection's input for backward */
     unsigned targets; /* enum lora_target bits (0 for full training) */
     bool eager;       /* unfused PyTorch modules (workload_eager()) */
     bool hf;          /* Hugging Face Transformers + PEFT model code (scenario_model_code()) */
@@ -111,7 +113,7 @@ static void freeze(const struct ctx *c, struct op *o, unsigned mask, bool quanti
     if (!c->lora)
         return;
     o->t_wgrad = 0;
-    if (!(c->targets & mask) && !(quantized && c->qlora))
+    if (!(c->targets & mask) && !(quantized && c->quant))
         o->saved = 0;
 }
 
@@ -121,6 +123,51 @@ static void freeze(const struct ctx *c, struct op *o, unsigned mask, bool quanti
  * the weight gradients of A and B; xA is saved for B's gradient. Adds its cost
  * to `o` and returns its parameters per rank, r * (d_in + d_out) * batch.
  */
+/*
+ * DoRA on one adapted projection (PEFT 0.19 tuners/lora/dora.py
+ * DoraLinearLayer.forward via variants.py DoraLinearVariant.forward), per
+ * training forward, recomputation included:
+ * - the weight norm, detached from the graph (DoRA §4.3): lora_B(lora_A(eye(d_in)))
+ *   as two GEMMs, d_in x r x d_in and d_in x d_out x r, then memory-bound
+ *   passes over weight-sized tensors: writing eye (4 B per d_in^2), the fp32
+ *   product's write and cast (4 + 4 + 2 B), `scaling * lora_weight` (2 + 2),
+ *   `weight + ...` (4 + 2) and the row norm (2): 22 B per weight; a quantized
+ *   base is dequantized first (dequantize_module_weight);
+ * - the combination `(m / ||.|| - 1) * base + m / ||.|| * lora * scaling`:
+ *   five read-and-write passes over the T x d_out output forward, twice that
+ *   backward (the magnitude's gradient reduces over the tokens), saving the
+ *   base and the LoRA results (2 p T d_out) for the magnitude's gradient;
+ * - with lora_dropout > 0 the base result is recomputed on the dropped input
+ *   (`base_result = F.linear(x, weight)`): one more base GEMM forward and its
+ *   input gradient backward.
+ * The transient weight-sized tensors are memory_dora_bytes(). Returns the
+ * magnitude vector's trainable parameters, d_out per matrix.
+ */
+static double dora(const struct ctx *c, struct op *o, double T, double d_in, double d_out,
+                   double batch)
+{
+    const struct gpu_spec *g = c->gpu;
+    const struct efficiency *e = c->eff;
+    double r = c->s->train.lora.rank, p = c->p, w = d_in * d_out * batch;
+    double qbytes = c->int8 ? 1.0 : workload_nf4_bytes(c->s->train.lora.double_quant);
+    double passes = 4 * d_in * d_in * batch + 22 * w + (c->quant ? (qbytes + 2) * w : 0);
+    double out = T * d_out * batch;
+
+    o->hw_flops += 2 * r * d_in * (d_in + d_out) * batch;
+    o->bytes += passes + 10 * p * out;
+    o->t_fwd = time_add(o->t_fwd, time_add(cost_gemm(g, e, c->dt, d_in, r, d_in, batch),
+                                           cost_gemm(g, e, c->dt, d_in, d_out, r, batch)));
+    o->t_fwd = time_add(o->t_fwd, cost_membound(g, e, passes + 10 * p * out));
+    o->t_dgrad = time_add(o->t_dgrad, cost_membound(g, e, 20 * p * out));
+    o->saved += 2 * p * out;
+    if (c->s->train.lora.dropout > 0) {
+        o->hw_flops += 2 * T * d_in * d_out * batch;
+        o->t_fwd = time_add(o->t_fwd, cost_gemm(g, e, c->dt, T, d_out, d_in, batch));
+        o->t_dgrad = time_add(o->t_dgrad, cost_gemm(g, e, c->dt, T, d_in, d_out, batch));
+    }
+    return d_out * batch;
+}
+
 static double adapter(const struct ctx *c, struct op *o, double T, double d_in, double d_out,
                       double batch)
 {
@@ -139,6 +186,8 @@ static double adapter(const struct ctx *c, struct op *o, double T, double d_in, 
     o->t_wgrad = time_add(o->t_wgrad, time_add(cost_gemm(g, e, c->dt, r, d_out, T, batch),
                                                cost_gemm(g, e, c->dt, d_in, r, T, batch)));
     o->saved += c->p * T * r * batch;
+    if (c->s->train.lora.dora)
+        return r * (d_in + d_out) * batch + dora(c, o, T, d_in, d_out, batch);
     return r * (d_in + d_out) * batch;
 }
 
@@ -188,6 +237,41 @@ static void dequant_op(const struct ctx *c, struct op *ops, int *n, const char *
     o->t_dgrad = o->t_fwd;
 }
 
+/*
+ * LLM.int8 base projections (bitsandbytes 0.45-0.49 MatMul8bitLt,
+ * autograd/_functions.py, with load_in_8bit's threshold 6.0): forward casts
+ * each module's input to fp16 (`A.to(torch.float16)`, a copy when training in
+ * bf16: read and write 2 B) and quantizes it row-wise (int8_vectorwise_quant:
+ * read 2 B, write 1 B), then runs the int8 GEMM with its dequantizing
+ * epilogue (int8_mixed_scaled_mm) at the int8 peak (int8_gemm()); the outlier
+ * columns' fp16 GEMM is not counted (LLM.int8 §3.2: about 0.1 % of the
+ * features). Backward dequantizes the weight to a 16-bit copy
+ * (`CB.to(dtype_A, copy=True).mul_(SCB / 127)`: read 1 B, write 2 B, read and
+ * write 2 B per weight) for the input-gradient GEMM at the training dtype.
+ * `in_elems`: the input elements every module quantizes, summed over the
+ * part's modules (Hugging Face's q, k, v and gate, up are separate modules,
+ * each quantizing the same input).
+ */
+static void int8_op(const struct ctx *c, struct op *ops, int *n, const char *name, int part,
+                    double in_elems, double weights)
+{
+    double per_elem = c->dt == DT_BF16 ? 2 + 2 + 2 + 1 : 2 + 1;
+    struct op *o;
+
+    if (!c->int8)
+        return;
+    o = add_op(ops, n, MAX_OPS, name, OP_MEM, part, SEG_COL);
+    membound(c, o, in_elems * per_elem, 0);
+    o->t_dgrad = cost_membound(c->gpu, c->eff, weights * (1.0 + 2.0 + 4.0));
+}
+
+/* An LLM.int8 base GEMM's forward at the int8 peak (int8_op()); backward stays at the dtype. */
+static void int8_gemm(const struct ctx *c, struct op *o)
+{
+    if (c->int8)
+        o->t_fwd = cost_gemm(c->gpu, c->eff, DT_INT8, o->m, o->n, o->k, o->batch);
+}
+
 static double norm_stats_bytes(const struct model *m)
 {
     /* fp32 per token: LayerNorm keeps mean and rstd, RMSNorm rstd only. */
@@ -207,6 +291,8 @@ static void ctx_init(struct ctx *c, const struct scenario *s, const struct shard
     c->Tn = sh->sp ? c->T / sh->tp : c->T;
     c->lora = s->train.finetune != FT_FULL;
     c->qlora = s->train.finetune == FT_QLORA;
+    c->int8 = s->train.finetune == FT_LORA_INT8;
+    c->quant = c->qlora || c->int8;
     c->targets = c->lora ? s->train.lora.targets : 0;
     c->eager = workload_eager(s);
     c->hf = scenario_model_code(s) == CODE_HF;
@@ -426,8 +512,11 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
 
     norm_op(c, ops, n, MAX_OPS, "attn_norm", PART_ATTN);
     dequant_op(c, ops, n, "nf4_dequant_attn", PART_ATTN, h * (q + 2 * kv) + q * h);
+    int8_op(c, ops, n, "int8_quant_attn", PART_ATTN, T * h * (c->hf ? 3 : 1) + T * q,
+            h * (q + 2 * kv) + q * h);
     o = add_op(ops, n, MAX_OPS, "qkv_proj", OP_GEMM, PART_ATTN, SEG_COL);
     gemm(c, o, T, q + 2 * kv, h, 1, c->Tn * h * p);
+    int8_gemm(c, o);
     bias_grad(c, o, T, q + 2 * kv, m->bias || m->qkv_bias);
     freeze(c, o, LORA_Q | LORA_K | LORA_V, true);
     base = o;
@@ -449,7 +538,7 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
     if (tg & (LORA_Q | LORA_K | LORA_V)) {
         /* Column-parallel: A (h x r) replicated, B (r x d_out / tp) sharded. */
         o = add_op(ops, n, MAX_OPS, "lora_qkv", OP_GEMM, PART_ATTN, SEG_COL);
-        adapter_dropout(c, base, o, T, h, c->qlora, LORA_Q | LORA_K | LORA_V);
+        adapter_dropout(c, base, o, T, h, c->quant, LORA_Q | LORA_K | LORA_V);
         if (tg & LORA_Q)
             lc->lora_params[PART_ATTN] += adapter(c, o, T, h, q, 1);
         if (tg & LORA_K)
@@ -511,6 +600,7 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
     }
     o = add_op(ops, n, MAX_OPS, "out_proj", OP_GEMM, PART_ATTN, SEG_ROW);
     gemm(c, o, T, h, q, 1, p * T * q);
+    int8_gemm(c, o);
     bias_grad(c, o, c->Tn, h, m->bias); /* replicated bias, on the (sequence-sharded) output */
     /*
      * Fused (Megatron): the out-proj input is FlashAttention's O, which its
@@ -524,7 +614,7 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
         /* Row-parallel: A (q / tp x r) sharded, B (r x h) replicated. */
         o = add_op(ops, n, MAX_OPS, "lora_o", OP_GEMM, PART_ATTN, SEG_ROW);
         adapter_dropout(c, base, o, T, q,
-                        c->qlora || (c->s->train.attention == ATTN_FLASH && !c->eager), LORA_O);
+                        c->quant || (c->s->train.attention == ATTN_FLASH && !c->eager), LORA_O);
         lc->lora_params[PART_ATTN] += adapter(c, o, T, q, h, 1);
     }
     if (m->post_norms)
@@ -573,14 +663,17 @@ static void mlp_ops(const struct ctx *c, bool moe, struct layer_cost *lc)
         unpermute_bytes = (3 * k + 2) * T * h * p;
     }
     dequant_op(c, ops, n, "nf4_dequant_mlp", PART_MLP, (swiglu ? 3 : 2) * h * f * batch);
+    int8_op(c, ops, n, "int8_quant_mlp", PART_MLP,
+            tokens * batch * (h * (c->hf && swiglu ? 2 : 1) + f), (swiglu ? 3 : 2) * h * f * batch);
     o = add_op(ops, n, MAX_OPS, swiglu ? "gate_up_proj" : "fc1", OP_GEMM, PART_MLP, SEG_COL);
     gemm(c, o, tokens, up, h, batch, (moe ? tokens * batch : c->Tn) * h * p);
+    int8_gemm(c, o);
     bias_grad(c, o, tokens * batch, up, m->bias);
     freeze(c, o, in_mask, true);
     base = o;
     if (tg & in_mask) {
         o = add_op(ops, n, MAX_OPS, "lora_gate_up", OP_GEMM, PART_MLP, SEG_COL);
-        adapter_dropout(c, base, o, tokens * batch, h, c->qlora, in_mask);
+        adapter_dropout(c, base, o, tokens * batch, h, c->quant, in_mask);
         if (swiglu && (tg & LORA_GATE))
             lc->lora_params[PART_MLP] += adapter(c, o, tokens, h, f, batch);
         if (tg & LORA_UP)
@@ -598,12 +691,13 @@ static void mlp_ops(const struct ctx *c, bool moe, struct layer_cost *lc)
         membound(c, o, 2 * tokens * batch * f * p, tokens * batch * f * p);
     o = add_op(ops, n, MAX_OPS, swiglu ? "down_proj" : "fc2", OP_GEMM, PART_MLP, SEG_ROW);
     gemm(c, o, tokens, h, f, batch, tokens * batch * f * p);
+    int8_gemm(c, o);
     bias_grad(c, o, moe ? tokens * batch : c->Tn, h, m->bias);
     freeze(c, o, LORA_DOWN, true);
     base = o;
     if (tg & LORA_DOWN) {
         o = add_op(ops, n, MAX_OPS, "lora_down", OP_GEMM, PART_MLP, SEG_ROW);
-        adapter_dropout(c, base, o, tokens * batch, f, c->qlora, LORA_DOWN);
+        adapter_dropout(c, base, o, tokens * batch, f, c->quant, LORA_DOWN);
         lc->lora_params[PART_MLP] += adapter(c, o, tokens, f, h, batch);
     }
     /*
@@ -705,8 +799,9 @@ void workload_embedding(const struct scenario *s, const struct shard *sh, struct
     membound(&c, o, 2 * act + (m->pos == POS_LEARNED ? act : 0), m->dropout ? c.Tn * m->hidden : 0);
     out->params = (double)m->vocab * m->hidden / s->par.tp +
                   (m->pos == POS_LEARNED ? (double)m->max_seq * m->hidden : 0);
-    if (c.lora) {
-        o->t_dgrad = 0; /* a frozen table needs no scatter-add of gradients */
+    /* a frozen table needs no scatter-add of gradients; a trained copy (modules_to_save) does */
+    if (c.lora && !(s->train.lora.modules_to_save & LORA_SAVE_EMBED)) {
+        o->t_dgrad = 0;
         o->saved = 0;
     }
     for (i = 0; i < out->nops; i++) {
@@ -731,7 +826,8 @@ void workload_head(const struct scenario *s, const struct shard *sh, struct edge
     o = add_op(out->ops, &out->nops, (int)ARRAY_LEN(out->ops), "lm_head", OP_GEMM, 0, SEG_COL);
     /* The output layer keeps its (sequence-sharded) input for the weight gradient (KOR22 §4.3). */
     gemm(&c, o, c.T, v, m->hidden, 1, c.Tn * m->hidden * c.p);
-    freeze(&c, o, 0, false);
+    if (!(s->train.lora.modules_to_save & LORA_SAVE_HEAD)) /* a trained copy keeps its wgrad */
+        freeze(&c, o, 0, false);
     if (m->logit_softcap)
         softcap_op(&c, out->ops, &out->nops, (int)ARRAY_LEN(out->ops), "logit_softcap", 0, logits,
                    false);

@@ -34,7 +34,11 @@
  *   weight to bf16 before every forward and backward GEMM (bitsandbytes
  *   MatMul4Bit): a memory-bound pass reading the NF4 bytes and writing 2 B per
  *   weight, in forward and again in backward. The embedding and the LM head
- *   stay frozen in 16 bits: no weight gradients.
+ *   stay frozen in 16 bits: no weight gradients (unless PEFT's modules_to_save
+ *   trains a copy of them). LoRA on an LLM.int8 base (lora_int8) quantizes each
+ *   base GEMM's input and runs it at the int8 peak, dequantizing the weight
+ *   for the input gradient (int8_op()); DoRA adds the weight norm per forward
+ *   and two saved outputs per adapted projection (dora()).
  * - Bias gradients: a projection with a bias reduces its output gradient over
  *   the tokens in backward (Megatron ColumnParallelLinear grad_output.sum(0)).
  * - The loss: fp32-upcast logits (Megatron's vocab-parallel cross-entropy as
@@ -223,7 +227,15 @@ double workload_lora_params_total(const struct scenario *s);
  */
 double workload_nf4_bytes(bool double_quant);
 
-/* Trainable parameters of the model: all of them, or the LoRA adapters. */
+/*
+ * Trainable parameters of a whole module PEFT trains beside the adapters
+ * (training.lora.modules_to_save): the token embedding (`embedding`) or the LM
+ * head, V * h each, a deep copy next to the frozen original
+ * (ModulesToSaveWrapper, peft/utils/other.py); 0 when not listed or not LoRA.
+ */
+double workload_saved_module_params(const struct scenario *s, bool embedding);
+
+/* Trainable parameters of the model: all of them, or the LoRA adapters and saved modules. */
 double workload_params_trainable(const struct scenario *s);
 
 /*

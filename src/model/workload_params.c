@@ -97,14 +97,15 @@ double workload_lora_params_layer(const struct scenario *s, bool moe)
 
     if (s->train.finetune == FT_FULL)
         return 0;
-    /* LORA §4.1: B (d_out x r) and A (r x d_in) per adapted matrix. */
-    attn += (tg & LORA_Q) ? r * (h + q) : 0;
-    attn += (tg & LORA_K) ? r * (h + kv) : 0;
-    attn += (tg & LORA_V) ? r * (h + kv) : 0;
-    attn += (tg & LORA_O) ? r * (q + h) : 0;
-    mlp += (tg & LORA_GATE) && workload_mlp_matrices(m) == 3 ? r * (h + f) : 0;
-    mlp += (tg & LORA_UP) ? r * (h + f) : 0;
-    mlp += (tg & LORA_DOWN) ? r * (f + h) : 0;
+    /* LORA §4.1: B (d_out x r) and A (r x d_in) per adapted matrix; DoRA a magnitude per row. */
+    double dm = s->train.lora.dora ? 1 : 0;
+    attn += (tg & LORA_Q) ? r * (h + q) + dm * q : 0;
+    attn += (tg & LORA_K) ? r * (h + kv) + dm * kv : 0;
+    attn += (tg & LORA_V) ? r * (h + kv) + dm * kv : 0;
+    attn += (tg & LORA_O) ? r * (q + h) + dm * h : 0;
+    mlp += (tg & LORA_GATE) && workload_mlp_matrices(m) == 3 ? r * (h + f) + dm * f : 0;
+    mlp += (tg & LORA_UP) ? r * (h + f) + dm * f : 0;
+    mlp += (tg & LORA_DOWN) ? r * (f + h) + dm * h : 0;
     return attn + mlp * copies;
 }
 
@@ -118,11 +119,23 @@ double workload_lora_params_total(const struct scenario *s)
     return total;
 }
 
+double workload_saved_module_params(const struct scenario *s, bool embedding)
+{
+    const struct model *m = &s->model;
+    unsigned bit = embedding ? LORA_SAVE_EMBED : LORA_SAVE_HEAD;
+
+    if (s->train.finetune == FT_FULL || !(s->train.lora.modules_to_save & bit))
+        return 0;
+    /* PEFT ModulesToSaveWrapper deep-copies the module: its V x h weight (tied or not) */
+    return (double)m->vocab * m->hidden;
+}
+
 double workload_params_trainable(const struct scenario *s)
 {
     if (s->train.finetune == FT_FULL)
         return workload_params_total(&s->model);
-    return workload_lora_params_total(s);
+    return workload_lora_params_total(s) + workload_saved_module_params(s, true) +
+           workload_saved_module_params(s, false);
 }
 
 double workload_model_flops(const struct scenario *s)

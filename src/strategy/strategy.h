@@ -128,6 +128,7 @@ struct build {
     int step_prev;                          /* last task of the step before it, or -1 */
     bool pre_folded;  /* the next layer's forward norm was emitted with this layer (layer.c) */
     bool post_folded; /* the next layer's first backward piece was emitted with this layer */
+    int act_d2h;      /* activation offload: the last layer's copy to the host, or -1 */
 };
 
 /* A layer unit's cost variant: bit 0 MoE, bit 1 windowed attention (index of build.split). */
