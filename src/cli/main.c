@@ -24,6 +24,8 @@ static const struct subcommand subcommands[] = {
     { &cmd_plan_spec, "search the parallel layouts that fit, ranked by step time or cost",
       cmd_plan },
     { &cmd_schema_spec, "print the YAML reference (Markdown)", cmd_schema },
+    { &cmd_import_spec, "translate an Axolotl, DeepSpeed, accelerate, Megatron or HF config",
+      cmd_import },
 };
 
 static void usage(FILE *f, bool full)

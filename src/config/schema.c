@@ -600,9 +600,11 @@ static const struct field zero_rows[] = {
     { QTY("allgather_bucket_size", struct zero_cfg, allgather_bucket_size, UNIT_COUNT, "5e8"),
       .doc = "elements per parameter all-gather bucket" },
     { QTY("stage3_prefetch_bucket_size", struct zero_cfg, prefetch_bucket_size, UNIT_COUNT, "5e7"),
-      .doc = "elements prefetched ahead (ZeRO-3)" },
+      .flags = F_ZERO_OK, .doc = "elements prefetched ahead (ZeRO-3); 0 = no prefetch" },
+    /* Axolotl's ZeRO-3 JSONs write 0: the prefetch window min(max_live - available, bucket) is
+     * then empty, nothing is prefetched (DeepSpeed partitioned_param_coordinator.py). */
     { QTY("stage3_max_live_parameters", struct zero_cfg, max_live_parameters, UNIT_COUNT, "1e9"),
-      .doc = "elements resident before release (ZeRO-3)" },
+      .flags = F_ZERO_OK, .doc = "elements resident before release (ZeRO-3); 0 = no prefetch" },
     { QTY("stage3_param_persistence_threshold", struct zero_cfg, param_persistence_threshold,
           UNIT_COUNT, "1e5"),
       .flags = F_ZERO_OK, .doc = "parameters smaller than this stay unpartitioned (ZeRO-3)" },
