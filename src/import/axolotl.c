@@ -66,6 +66,13 @@ static int model(struct ax *a)
     ax_val(a, "base_model_config");
     if (!bm)
         return imp_error(a->im, NULL, "%s: no base_model (the model to train)", a->f->path);
+    if (imp_str(bm) && (strstr(imp_str(bm), "BNB") || strstr(imp_str(bm), "bnb") ||
+                        strstr(imp_str(bm), "NF4") || strstr(imp_str(bm), "nf4")))
+        imp_note(a->im, FATE_APPROX, ax_key(a, "base_model"),
+                 "base_model '%s' looks pre-quantized: its own quantization_config decides the "
+                 "NF4 layout (loaders/model.py:692-711); Axolotl's (double quantization) is "
+                 "assumed",
+                 imp_str(bm));
     return imp_model_config(a->im, ax_key(a, "base_model"), bm);
 }
 

@@ -114,7 +114,7 @@ static void line(FILE *f, int indent, bool commented, const char *key, size_t ke
                     value ? " " : "", value ? value : "");
 
     if (comment && *comment)
-        fprintf(f, "%*s# %s", n < COMMENT_COLUMN ? COMMENT_COLUMN - n : 1, "", comment);
+        fprintf(f, "%*s# %s", n < COMMENT_COLUMN - 1 ? COMMENT_COLUMN - n : 2, "", comment);
     fputc('\n', f);
 }
 

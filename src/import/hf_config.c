@@ -132,7 +132,7 @@ static const struct hf_type types[] = {
       0,
       NULL,
       NULL,
-      "Qwen2Config, configuration_qwen2.py:164-186; q/k/v biases: modeling_qwen2.py:134-137" },
+      "Qwen2Config, configuration_qwen2.py:164-186" },
     { "qwen3",
       "Qwen3DecoderLayer",
       true,
@@ -153,7 +153,7 @@ static const struct hf_type types[] = {
       0,
       NULL,
       NULL,
-      "Qwen3Config, configuration_qwen3.py:163-192; q/k norms: modeling_qwen3.py:183-184" },
+      "Qwen3Config, configuration_qwen3.py:163-192" },
     { "qwen3_moe",
       "Qwen3MoeDecoderLayer",
       true,
@@ -174,8 +174,7 @@ static const struct hf_type types[] = {
       8,
       "num_experts",
       "moe_intermediate_size",
-      "Qwen3MoeConfig, configuration_qwen3_moe.py:177-209; q/k norms: "
-      "modeling_qwen3_moe.py:147-148" },
+      "Qwen3MoeConfig, configuration_qwen3_moe.py:177-209" },
     { "gemma",
       "GemmaDecoderLayer",
       true,
@@ -196,7 +195,7 @@ static const struct hf_type types[] = {
       0,
       NULL,
       NULL,
-      "GemmaConfig, configuration_gemma.py:117-130; gated MLP: modeling_gemma.py:66-75" },
+      "GemmaConfig, configuration_gemma.py:117-130" },
     { "gemma2",
       "Gemma2DecoderLayer",
       true,
@@ -217,7 +216,7 @@ static const struct hf_type types[] = {
       0,
       NULL,
       NULL,
-      "Gemma2Config, configuration_gemma2.py:127-178; 4 norms: modeling_gemma2.py:286-290" },
+      "Gemma2Config, configuration_gemma2.py:127-178" },
     { "gemma3_text",
       "Gemma3DecoderLayer",
       true,
@@ -238,7 +237,7 @@ static const struct hf_type types[] = {
       0,
       NULL,
       NULL,
-      "Gemma3TextConfig, configuration_gemma3.py:177-242; norms: modeling_gemma3.py:292-356" },
+      "Gemma3TextConfig, configuration_gemma3.py:177-242" },
     { "phi3",
       "Phi3DecoderLayer",
       true,
@@ -280,7 +279,7 @@ static const struct hf_type types[] = {
       0,
       NULL,
       NULL,
-      "GPT2Config, configuration_gpt2.py:146-149; tied: configuration_utils.py:220" },
+      "GPT2Config, configuration_gpt2.py:146-149" },
     { "gpt_neox",
       "GPTNeoXLayer",
       false,
@@ -322,8 +321,7 @@ static const struct hf_type types[] = {
       4,
       "num_local_experts",
       NULL,
-      "GptOssConfig, configuration_gpt_oss.py:51-108; sinks and router bias: "
-      "modeling_gpt_oss.py:143-159, 298" },
+      "GptOssConfig, configuration_gpt_oss.py:51-108" },
 };
 
 struct hf {
@@ -561,6 +559,17 @@ static int norms_and_bias(struct hf *h)
             return imp_error(h->im, key_of(h, "attention_bias"),
                              "attention_bias false with GPT-NeoX's biased MLP: an unbiased "
                              "attention beside a biased MLP is not modelled");
+        if (bool_key(h, "use_parallel_residual", true, &ab))
+            return -1;
+        if (ab)
+            return imp_error(h->im,
+                             key_of(h, "use_parallel_residual") ? key_of(h, "use_parallel_residual")
+                                                                : key_of(h, "model_type"),
+                             "%s: GPT-NeoX's parallel attention + MLP block (one residual per "
+                             "layer) is not modelled",
+                             val(h, "use_parallel_residual")
+                                 ? "use_parallel_residual true"
+                                 : "use_parallel_residual absent: true (GPTNeoXConfig)");
         put_text(h, "bias", "true",
                  imp_fmt(h->im, "%s: attention_bias %s, MLP always biased (%s)", t->type,
                          val(h, "attention_bias") ? "set" : "absent: true", t->src));
@@ -695,8 +704,9 @@ static int moe(struct hf *h, long long ffn)
         int_key(h, S, 1, "1 (Qwen3MoeConfig)", "moe.layer_freq", &step))
         return -1;
     if (t->router_bias)
-        put_text(h, "moe.router_bias", "true",
-                 imp_fmt(h->im, "%s: the router carries a bias (%s)", t->type, t->src));
+        put_text(
+            h, "moe.router_bias", "true",
+            imp_fmt(h->im, "%s: the router carries a bias (modeling_gpt_oss.py:143-159)", t->type));
     h->im->model.experts = (int)e;
     return 0;
 }
@@ -742,13 +752,15 @@ static int variants(struct hf *h)
     bool gemma2 = strcmp(t->type, "gemma2") == 0;
 
     if (t->qk_norm)
-        put_text(h, "qk_norm", "true", imp_fmt(h->im, "%s: q/k norms (%s)", t->type, t->src));
+        put_text(h, "qk_norm", "true",
+                 imp_fmt(h->im, "%s: q_norm and k_norm (modeling_%s.py)", t->type, t->type));
     if (t->post_norms)
         put_text(h, "post_norms", "true",
-                 imp_fmt(h->im, "%s: 4 norms per layer (%s)", t->type, t->src));
+                 imp_fmt(h->im, "%s: 4 norms per layer (modeling_%s.py)", t->type, t->type));
     if (t->sinks)
-        put_text(h, "attention_sinks", "true",
-                 imp_fmt(h->im, "%s: a sink logit per head (%s)", t->type, t->src));
+        put_text(
+            h, "attention_sinks", "true",
+            imp_fmt(h->im, "%s: a sink logit per head (modeling_gpt_oss.py:258-298)", t->type));
     if (ac || (gemma2 && !imp_get_key(h->root, "attn_logit_softcapping", NULL)))
         put_text(h, "attention_softcap", "true",
                  ac ? from(h, "attn_logit_softcapping")

@@ -59,18 +59,40 @@ static int check_files(struct imp *im)
     return 0;
 }
 
-/* Every approximated or dropped key that affects memory or time becomes an error. */
+/* The position of a note's key: its file's place among the sources, then the byte offset. */
+static long long note_pos(const struct imp *im, const struct imp_note *n)
+{
+    for (int i = 0; n->at && i < im->nfiles; i++)
+        if (n->at->src == &im->files[i].doc->src)
+            return (long long)i << 40 | (long long)n->at->off;
+    return (long long)IMP_MAX_FILES << 40;
+}
+
+/* Every approximated or dropped key that affects memory or time becomes an error, in the
+ * order of the files and of the keys in them. */
 static int strict_pass(struct imp *im)
 {
     int before = im->errors;
+    size_t *order = xcalloc(im->nnotes ? im->nnotes : 1, sizeof(*order));
 
-    for (size_t i = 0; i < im->nnotes; i++) {
-        const struct imp_note *n = &im->notes[i];
+    for (size_t i = 0; i < im->nnotes; i++)
+        order[i] = i;
+    for (size_t i = 1; i < im->nnotes; i++) /* insertion sort: stable, a few dozen notes */
+        for (size_t j = i; j > 0 && note_pos(im, &im->notes[order[j - 1]]) >
+                                        note_pos(im, &im->notes[order[j]]);
+             j--) {
+            size_t t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    for (size_t k = 0; k < im->nnotes; k++) {
+        const struct imp_note *n = &im->notes[order[k]];
         if (n->fate != FATE_APPROX && n->fate != FATE_DROPPED)
             continue;
         imp_error(im, n->at, "%s, and it affects memory or step time (--strict): %s",
                   n->fate == FATE_APPROX ? "approximated" : "not modelled", n->text);
     }
+    free(order);
     return im->errors > before ? -1 : 0;
 }
 

@@ -32,7 +32,8 @@ int imp_cluster(struct imp *im, int deflt, const struct yt_node *from, const cha
         return imp_error(im, NULL, "the %s does not say how many GPUs run it: pass --gpus",
                          im->files[0].role);
     if (im->rq->gpus > 0 && deflt > 0 && deflt != im->rq->gpus)
-        return imp_error(im, from, "%s says %d GPUs but --gpus is %d", why, deflt, im->rq->gpus);
+        return imp_error(im, from, "%s says %d GPU%s but --gpus is %d", why, deflt,
+                         deflt == 1 ? "" : "s", im->rq->gpus);
     comment = im->rq->gpus > 0
                   ? (from ? imp_fmt(im, "--gpus (= %s %s)", imp_at(im, from), why) : "--gpus")
                   : imp_fmt(im, "%s %s", imp_at(im, from), why);
@@ -46,8 +47,8 @@ int imp_cluster(struct imp *im, int deflt, const struct yt_node *from, const cha
                  gpus / gpn);
     } else {
         imp_put(im, "cluster.nodes", "1",
-                imp_fmt(im, "%d GPUs fit one node of %s", gpus,
-                        im->hw ? im->hw->name : "the hardware"));
+                imp_fmt(im, "%d GPU%s of one %s node", gpus, gpus == 1 ? "" : "s",
+                        im->hw ? im->hw->name : "hardware"));
     }
     imp_putf(im, "cluster.gpus", comment, "%d", gpus);
     return 0;
