@@ -78,8 +78,8 @@ static int strict_pass(struct imp *im)
     for (size_t i = 0; i < im->nnotes; i++)
         order[i] = i;
     for (size_t i = 1; i < im->nnotes; i++) /* insertion sort: stable, a few dozen notes */
-        for (size_t j = i; j > 0 && note_pos(im, &im->notes[order[j - 1]]) >
-                                        note_pos(im, &im->notes[order[j]]);
+        for (size_t j = i;
+             j > 0 && note_pos(im, &im->notes[order[j - 1]]) > note_pos(im, &im->notes[order[j]]);
              j--) {
             size_t t = order[j];
             order[j] = order[j - 1];
