@@ -394,7 +394,7 @@ static int optimizer(struct ds *d)
                         from(d, ok), imp_str(t)));
         return 0;
     }
-    if (d->offload_opt && force && d->tr->optimizer && strcmp(d->tr->optimizer, "adamw") != 0) {
+    if (d->offload_opt && force && d->tr->optimizer) {
         imp_put(d->im, "training.optimizer", "adamw",
                 imp_fmt(d->im,
                         "DeepSpeedCPUAdam: with offload_optimizer accelerate replaces "
