@@ -509,8 +509,13 @@ int imp_accelerate(struct imp *im)
         return -1;
     imp_put(im, "training.model_code", "hf",
             "a Hugging Face model (--model-config): transformers' modules");
-    imp_put_commented(im, "training.framework", "hf",
-                      "the framework profile, once simtrain reads training.framework");
+    imp_put_framework(im, "hf", "the HF Trainer / accelerate profile");
+    if ((u = get(c.root, "dynamo_config", &dk)) && u->kind == YT_MAP && u->count &&
+        !imp_is(imp_get_key(u, "dynamo_backend", NULL), "no") &&
+        !imp_is(imp_get_key(u, "dynamo_backend", NULL), "NO"))
+        imp_note(im, FATE_DROPPED, dk, "dynamo_config: torch.compile is not modelled");
+    dk = NULL;
+    get(c.root, "distributed_type", &dk);
     if (strcmp(t, "DEEPSPEED") == 0)
         return deepspeed(&c);
     put_precision(&c);
@@ -534,9 +539,5 @@ int imp_accelerate(struct imp *im)
     if (get(c.root, "fsdp_config", NULL) || get(c.root, "parallelism_config", NULL))
         imp_note(im, FATE_IGNORED, NULL,
                  "fsdp_config and parallelism_config apply with distributed_type FSDP only");
-    if ((u = get(c.root, "dynamo_config", &dk)) && u->kind == YT_MAP && u->count &&
-        !imp_is(imp_get_key(u, "dynamo_backend", NULL), "no") &&
-        !imp_is(imp_get_key(u, "dynamo_backend", NULL), "NO"))
-        imp_note(im, FATE_DROPPED, dk, "dynamo_config: torch.compile is not modelled");
     return 0;
 }

@@ -48,13 +48,12 @@ int ax_bool(struct ax *a, const char *key, bool *out)
 }
 
 /* An integer key with Axolotl's default when absent. */
-static int int_key(struct ax *a, const char *key, long long deflt, const char *src, long long *out)
+static int int_key(struct ax *a, const char *key, long long deflt, long long *out)
 {
     const struct yt_node *v = ax_val(a, key);
 
     *out = deflt;
     return v ? imp_int(a->im, v, 1, 1LL << 30, out) : 0;
-    (void)src;
 }
 
 /* ---- model ------------------------------------------------------------------------------ */
@@ -135,10 +134,10 @@ static int batch(struct ax *a)
     long long bsz = 0, steps;
     bool pack, pad;
 
-    if (int_key(a, "micro_batch_size", 1, "training.py:77-82", &a->micro) ||
-        int_key(a, "gradient_accumulation_steps", 0, "training.py:71-76", &a->gas) ||
-        int_key(a, "sequence_len", 512, "config.py:665-670", &a->seq) ||
-        ax_bool(a, "sample_packing", &pack) || ax_bool(a, "pad_to_sequence_len", &pad))
+    if (int_key(a, "micro_batch_size", 1, &a->micro) ||
+        int_key(a, "gradient_accumulation_steps", 0, &a->gas) ||
+        int_key(a, "sequence_len", 512, &a->seq) || ax_bool(a, "sample_packing", &pack) ||
+        ax_bool(a, "pad_to_sequence_len", &pad))
         return -1;
     if (!a->gas && bs && imp_int(a->im, bs, 1, 1LL << 30, &bsz))
         return -1;
@@ -598,8 +597,7 @@ int imp_axolotl(struct imp *im)
     if (!a.deepspeed)
         state_dtypes(&a);
     imp_put(im, "training.model_code", "hf", "Axolotl trains transformers' modules (and PEFT's)");
-    imp_put_commented(im, "training.framework", "axolotl",
-                      "the framework profile, once simtrain reads training.framework");
+    imp_put_framework(im, "axolotl", "the framework profile of Axolotl");
     ax_list_unread(&a);
     return im->errors ? -1 : 0;
 }

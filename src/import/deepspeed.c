@@ -144,11 +144,9 @@ static int batch_key(struct ds *d, const char *key, long long trainer, long long
 static int batch(struct ds *d)
 {
     const struct yt_node *mk, *gk, *tk;
-    long long micro, gas, train, dp = imp_gpus(d->im) / (d->tr->has_batch ? 1 : 1);
-    const char *tp = imp_get(d->im, "parallelism.tp");
+    const char *dps = imp_get(d->im, "parallelism.dp"), *tp = imp_get(d->im, "parallelism.tp");
+    long long micro, gas, train, dp = dps ? atoll(dps) : imp_gpus(d->im) / (tp ? atoll(tp) : 1);
 
-    if (tp)
-        dp /= atoi(tp);
     if (batch_key(d, "train_micro_batch_size_per_gpu", d->tr->has_batch ? d->tr->micro : 0, &micro,
                   &mk) ||
         batch_key(d, "gradient_accumulation_steps", d->tr->has_batch ? d->tr->gas : 0, &gas, &gk) ||
@@ -555,5 +553,6 @@ int imp_deepspeed_kind(struct imp *im)
         return -1;
     imp_put(im, "training.model_code", "hf",
             "a Hugging Face model under DeepSpeed: transformers' modules");
+    imp_put_framework(im, "deepspeed", "a DeepSpeed config");
     return imp_deepspeed(im, f, &none);
 }

@@ -183,6 +183,16 @@ void imp_put_commented(struct imp *im, const char *key, const char *value, const
     put(im, key, value, comment, true);
 }
 
+void imp_put_framework(struct imp *im, const char *name, const char *comment)
+{
+#ifdef SIMTRAIN_FRAMEWORK_PROFILES
+    imp_put(im, "training.framework", name, comment);
+#else
+    imp_put_commented(im, "training.framework", name,
+                      imp_fmt(im, "%s, once simtrain reads training.framework", comment));
+#endif
+}
+
 void imp_putf(struct imp *im, const char *key, const char *comment, const char *fmt, ...)
 {
     char value[256];

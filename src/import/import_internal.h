@@ -117,6 +117,13 @@ void imp_putf(struct imp *im, const char *key, const char *comment, const char *
 /* A key written as a comment line, for keys simtrain does not read yet. */
 void imp_put_commented(struct imp *im, const char *key, const char *value, const char *comment);
 
+/*
+ * training.framework (the framework profile: axolotl, hf, deepspeed, megatron, nemo): a
+ * comment line until the profile loader reads the key; built with SIMTRAIN_FRAMEWORK_PROFILES
+ * defined, the key itself.
+ */
+void imp_put_framework(struct imp *im, const char *name, const char *comment);
+
 /* The value of key `key` written so far, or NULL. */
 const char *imp_get(const struct imp *im, const char *key);
 

@@ -852,7 +852,6 @@ int imp_megatron(struct imp *im)
              : 0;
     free(a.w);
     if (rc == 0)
-        imp_put_commented(im, "training.framework", "megatron",
-                          "the framework profile, once simtrain reads training.framework");
+        imp_put_framework(im, "megatron", "Megatron-LM");
     return rc || im->errors ? -1 : 0;
 }

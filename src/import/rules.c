@@ -118,5 +118,6 @@ int imp_training_defaults(struct imp *im)
     if (imp_set_value(im, "training.micro_batch"))
         imp_from_set(im, "training.micro_batch", "micro-batch");
     imp_put(im, "training.model_code", "hf", "a Hugging Face model: transformers' modules");
+    imp_put_framework(im, "hf", "a Hugging Face model");
     return 0;
 }
