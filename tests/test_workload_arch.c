@@ -463,6 +463,53 @@ static void test_arch_softcap_and_post_norms(void **state)
     }
 }
 
+/*
+ * A layer with every operator variant at once (biases, q/k norms, post norms, sinks,
+ * soft-capping, dropout, MoE, DoRA adapters with dropout on every target, each base
+ * quantization, each model code, both attention kinds) fits the operator table MAX_OPS.
+ */
+static void test_arch_every_variant_fits_the_op_table(void **state)
+{
+    static const enum finetune fts[] = { FT_FULL, FT_LORA, FT_QLORA, FT_LORA_INT8 };
+    static const enum model_code codes[] = { CODE_MEGATRON, CODE_HF, CODE_LITGPT };
+    int most = 0;
+
+    (void)state;
+    for (int a = 0; a < 2; a++)
+        for (int f = 0; f < 4; f++)
+            for (int c = 0; c < 3; c++)
+                for (int moe = 0; moe < 2; moe++) {
+                    struct scenario s;
+                    struct shard sh;
+                    struct layer_cost lc;
+
+                    mistral(&s, 1024, 256, 4, a ? ATTN_STANDARD : ATTN_FLASH);
+                    s.model.bias = true;
+                    s.model.qkv_bias = true;
+                    s.model.qk_norm = true;
+                    s.model.post_norms = true;
+                    s.model.attn_sinks = true;
+                    s.model.attn_softcap = true;
+                    s.model.dropout = true;
+                    s.model.moe.experts = 8;
+                    s.model.moe.topk = 2;
+                    s.model.moe.ffn_hidden = 1024;
+                    s.model.moe.router_bias = true;
+                    s.train.finetune = fts[f];
+                    s.train.model_code = codes[c];
+                    s.train.lora.rank = 16;
+                    s.train.lora.alpha = 32;
+                    s.train.lora.targets = 0x7f;
+                    s.train.lora.dropout = 0.05;
+                    s.train.lora.dora = true;
+                    workload_shard(&s, &sh);
+                    workload_layer_variant(&s, &sh, moe, true, &lc);
+                    assert_true(lc.nops > 0 && lc.nops <= MAX_OPS);
+                    most = lc.nops > most ? lc.nops : most;
+                }
+    print_message("most operators in a layer: %d of %d\n", most, MAX_OPS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -473,6 +520,7 @@ int main(void)
         cmocka_unit_test(test_arch_qk_norm_saves_fp32_input),
         cmocka_unit_test(test_arch_geglu_is_gated),
         cmocka_unit_test(test_arch_softcap_and_post_norms),
+        cmocka_unit_test(test_arch_every_variant_fits_the_op_table),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -96,7 +96,7 @@ enum op_seg {
     SEG_POST
 };
 
-#define MAX_OPS 40
+#define MAX_OPS 32
 
 struct op {
     char name[24];

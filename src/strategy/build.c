@@ -150,13 +150,6 @@ enum recompute strategy_unit_recompute(const struct build *b, int ui)
     return ui - first < t->recompute_layers ? RC_FULL : RC_NONE;
 }
 
-const struct layer_cost *strategy_unit_cost(const struct build *b, const struct unit *u)
-{
-    if (u->window)
-        return u->moe ? &b->layer_moe_win : &b->layer_win;
-    return u->moe ? &b->layer_moe : &b->layer;
-}
-
 static const struct layer_cost *unit_cost(const struct build *b, int ui)
 {
     return strategy_unit_cost(b, &b->units[ui]);

@@ -138,7 +138,13 @@ static inline int strategy_unit_variant(const struct unit *u)
 }
 
 /* The cost of a layer unit: dense or MoE, full or windowed attention. */
-const struct layer_cost *strategy_unit_cost(const struct build *b, const struct unit *u);
+static inline const struct layer_cost *strategy_unit_cost(const struct build *b,
+                                                          const struct unit *u)
+{
+    if (u->window)
+        return u->moe ? &b->layer_moe_win : &b->layer_win;
+    return u->moe ? &b->layer_moe : &b->layer;
+}
 
 /* The layer split over stages and chunks is in partition.h (pp_partition). */
 
