@@ -14,6 +14,7 @@
 
 #include "base/files.h"
 #include "cli/cmd.h"
+#include "cli/input.h"
 #include "config/config.h"
 #include "report/memory_report.h"
 #include "run/run.h"
@@ -21,7 +22,8 @@
 #include "whatif/memory_whatif.h"
 
 struct memory_args {
-    struct cli_list pos; /* the scenario */
+    struct cli_list pos; /* the scenario, or with --from the configs */
+    struct cli_input in;
     struct cli_overrides set;
     bool no_whatif, no_limits, quiet;
     double params; /* parameter count of the ZeRO stage table; 0 = the model's */
@@ -33,6 +35,7 @@ struct memory_args {
 static const struct cli_opt memory_opts[] = {
     { "--set", 0, "KEY=VALUE", "override a key of the scenario (repeatable)", .kind = CLI_SET,
       .offset = OFF(set) },
+    CLI_INPUT_OPTS(struct memory_args, in),
     { "--no-what-if", 0, NULL, "leave out the what-if table (no re-simulations)", .kind = CLI_FLAG,
       .offset = OFF(no_whatif) },
     { "--no-limits", 0, NULL,
@@ -54,7 +57,8 @@ static const struct cli_opt memory_opts[] = {
 
 const struct cli_command cmd_memory_spec = {
     .name = "memory",
-    .synopsis = "simtrain memory SCENARIO.yaml [OPTION]...",
+    .synopsis = "simtrain memory SCENARIO.yaml [OPTION]...\n"
+                "simtrain memory --from KIND FILE... --hardware HW --gpus N [OPTION]...",
     .about = "Prints the memory per GPU at the simulated peak by category and by module, whether\n"
              "it fits the GPU with its headroom, the model states under each ZeRO stage, the\n"
              "limits (the largest micro-batch, the longest sequence and the fewest GPUs at which\n"
@@ -67,7 +71,7 @@ const struct cli_command cmd_memory_spec = {
     .opts = memory_opts,
     .nopts = ARRAY_LEN(memory_opts),
     .positional = OFF(pos),
-    .max_positional = 1,
+    .max_positional = -1,
     .positional_noun = "scenario",
 };
 
@@ -90,7 +94,7 @@ static int write_json(const char *path, const struct run *r, const struct memory
 
 int cmd_memory(int argc, char **argv)
 {
-    struct memory_args a = { 0 };
+    struct memory_args a = { .in.from = -1 };
     enum cli_result pr = cli_parse(&cmd_memory_spec, argc, argv, &a);
     struct sim_opts opts = { 0 };
     struct scenario *s;
@@ -101,22 +105,21 @@ int cmd_memory(int argc, char **argv)
     FILE *out;
     int status;
 
-    if (pr == CLI_OK && a.pos.n == 0)
-        pr = cli_usage_error(&cmd_memory_spec, "no scenario given");
     if (pr != CLI_OK) {
         cli_release(&cmd_memory_spec, &a);
         return cli_exit_status(pr);
     }
-    path = a.pos.items[0];
-    s = cfg_load_scenario(path, a.set.ovr, a.set.n, stderr);
+    s = cli_load_input(&cmd_memory_spec, &a.pos, &a.in, &a.set, &status, NULL, NULL);
     if (s && cli_check_outputs(&cmd_memory_spec, &a.json, 1, &a.plot, 1) != 0) {
         cfg_free(s);
         s = NULL;
+        status = 1;
     }
     if (!s) {
         cli_release(&cmd_memory_spec, &a);
-        return 1;
+        return status;
     }
+    path = a.pos.items[0];
     if (run_scenario(s, &opts, &r, reason, sizeof(reason)) != 0) {
         fprintf(stderr, "%s: error: %s\n", path, reason);
         cfg_free(s);

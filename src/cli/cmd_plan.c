@@ -21,6 +21,7 @@
 #include "base/files.h"
 #include "base/units.h"
 #include "cli/cmd.h"
+#include "cli/input.h"
 #include "config/config.h"
 #include "whatif/plan.h"
 #include "whatif/plan_goal.h"
@@ -28,7 +29,8 @@
 #include "report/report.h"
 
 struct plan_args {
-    struct cli_list pos; /* the scenario, or with --merge the CSV files */
+    struct cli_list pos; /* the scenario (with --from the configs), or with --merge CSV files */
+    struct cli_input in;
     struct plan_opts o;
     int rank; /* index into rank_choices */
     struct cli_shard shard;
@@ -132,11 +134,13 @@ static const struct cli_opt plan_opts_table[] = {
       .expect = "a positive amount per GPU-hour such as 2.5 (at most 1e15)" },
     { "--quiet", 'q', NULL, "print no table (for --csv, --json and --plot)", .kind = CLI_FLAG,
       .offset = OFF(quiet) },
+    CLI_INPUT_FROM_OPTS(struct plan_args, in),
 };
 
 const struct cli_command cmd_plan_spec = {
     .name = "plan",
     .synopsis = "simtrain plan SCENARIO.yaml [OPTION]...\n"
+                "simtrain plan --from KIND FILE... --hardware HW --gpus N [OPTION]...\n"
                 "simtrain plan SCENARIO.yaml [--tokens N] --days D [--budget USD] [OPTION]...\n"
                 "simtrain plan --merge FILE.csv... [--top K] [--rank time|cost]",
     .about = "Searches the parallel layouts of the scenario (tp, pp, vpp and schedule, cp, ep,\n"
@@ -165,6 +169,7 @@ static int parse(int argc, char **argv, struct plan_args *a)
     enum cli_result pr;
 
     memset(a, 0, sizeof(*a));
+    a->in.from = -1;
     a->o.top = 5;
     a->shard.n = 1;
     pr = cli_parse(&cmd_plan_spec, argc, argv, a);
@@ -177,7 +182,7 @@ static int parse(int argc, char **argv, struct plan_args *a)
         pr = cli_usage_error(&cmd_plan_spec, "--merge needs the CSV files to merge");
     else if (!a->merge && a->pos.n == 0)
         pr = cli_usage_error(&cmd_plan_spec, "no scenario given");
-    else if (!a->merge && a->pos.n > 1)
+    else if (!a->merge && a->pos.n > 1 && a->in.from < 0)
         pr = cli_usage_error(&cmd_plan_spec, "more than one scenario ('%s' and '%s')",
                              a->pos.items[0], a->pos.items[1]);
     else if (goal_mode(a) && a->merge)
@@ -284,15 +289,17 @@ int cmd_plan(int argc, char **argv)
         return rc;
     }
     path = a.pos.items[0];
-    s = cfg_load_scenario(path, a.set.ovr, a.set.n, stderr);
+    a.in.gpus = a.in.from >= 0 && a.o.ngpus > 0 ? a.o.gpus[0] : 0; /* the import's job size */
+    s = cli_load_input(&cmd_plan_spec, &a.pos, &a.in, &a.set, &rc, NULL, NULL);
     if (s && cli_check_outputs(&cmd_plan_spec, (const char *const[]){ a.csv, a.json }, 2, &a.plot,
                                1) != 0) {
         cfg_free(s);
         s = NULL;
+        rc = 1;
     }
     if (!s) {
         cli_release(&cmd_plan_spec, &a);
-        return 1;
+        return rc;
     }
     if (a.goal.tokens > 0)
         s->train.tokens = a.goal.tokens;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cli/cmd.h"
+#include "cli/input.h"
 #include "config/config.h"
 #include "report/plot.h"
 #include "report/report.h"
@@ -21,7 +22,8 @@
 #include "run/run.h"
 
 struct run_args {
-    struct cli_list pos; /* the scenario */
+    struct cli_list pos; /* the scenario, or with --from the configs */
+    struct cli_input in;
     const char *json, *trace, *plot;
     const char *trace_ranks; /* --trace-ranks LIST as given, or NULL */
     int ranks;               /* index into ranks_choices */
@@ -49,17 +51,19 @@ static const struct cli_opt run_opts[] = {
       .kind = CLI_SET, .offset = OFF(set) },
     { "--quiet", 'q', NULL, "print no report (for --json, --trace and --plot)", .kind = CLI_FLAG,
       .offset = OFF(quiet) },
+    CLI_INPUT_OPTS(struct run_args, in),
 };
 
 const struct cli_command cmd_run_spec = {
     .name = NULL,
-    .synopsis = "simtrain SCENARIO.yaml [OPTION]...",
+    .synopsis = "simtrain SCENARIO.yaml [OPTION]...\n"
+                "simtrain --from KIND FILE... --hardware HW --gpus N [OPTION]...",
     .about = "Simulates one training step of the scenario and prints the report: step time and\n"
              "its breakdown, throughput, MFU, memory per GPU and communication.\n",
     .opts = run_opts,
     .nopts = ARRAY_LEN(run_opts),
     .positional = OFF(pos),
-    .max_positional = 1,
+    .max_positional = -1,
     .positional_noun = "scenario",
 };
 
@@ -145,7 +149,7 @@ static int write_outputs(const struct run_args *a, const struct run *r)
 
 int cmd_run(int argc, char **argv)
 {
-    struct run_args a = { 0 };
+    struct run_args a = { .in.from = -1 };
     enum cli_result pr = cli_parse(&cmd_run_spec, argc, argv, &a);
     struct scenario *s;
     struct sim_opts opts;
@@ -154,16 +158,14 @@ int cmd_run(int argc, char **argv)
     char reason[512];
     int status;
 
-    if (pr == CLI_OK && a.pos.n == 0)
-        pr = cli_usage_error(&cmd_run_spec, "no scenario given");
     if (pr != CLI_OK) {
         cli_release(&cmd_run_spec, &a);
         return cli_exit_status(pr);
     }
-    s = cfg_load_scenario(a.pos.items[0], a.set.ovr, a.set.n, stderr);
+    s = cli_load_input(&cmd_run_spec, &a.pos, &a.in, &a.set, &status, NULL, NULL);
     if (!s || cli_check_outputs(&cmd_run_spec, (const char *const[]){ a.json, a.trace }, 2, &a.plot,
                                 1) != 0) {
-        status = 1;
+        status = s ? 1 : status;
         cfg_free(s);
         cli_release(&cmd_run_spec, &a);
         return status;

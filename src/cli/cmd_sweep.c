@@ -17,12 +17,14 @@
 
 #include "base/files.h"
 #include "cli/cmd.h"
+#include "cli/input.h"
 #include "report/plot.h"
 #include "report/report.h"
 #include "whatif/sweep.h"
 
 struct sweep_args {
-    struct cli_list pos;  /* the scenario, or with --merge the CSV files */
+    struct cli_list pos; /* the scenario (with --from the configs), or with --merge CSV files */
+    struct cli_input in;
     struct cli_list vary; /* KEY=V1,V2,... */
     const char *csv, *json, *plot;
     struct cli_shard shard;
@@ -59,11 +61,13 @@ static const struct cli_opt sweep_opts[] = {
       .kind = CLI_FLAG, .offset = OFF(merge) },
     { "--quiet", 'q', NULL, "print no table (for --csv, --json and --plot)", .kind = CLI_FLAG,
       .offset = OFF(quiet) },
+    CLI_INPUT_OPTS(struct sweep_args, in),
 };
 
 const struct cli_command cmd_sweep_spec = {
     .name = "sweep",
     .synopsis = "simtrain sweep SCENARIO.yaml --vary KEY=V1,V2,... [--vary ...] [OPTION]...\n"
+                "simtrain sweep --from KIND FILE... --hardware HW --gpus N --vary ... [OPTION]...\n"
                 "simtrain sweep --merge FILE.csv... [OPTION]...",
     .about = "Simulates the scenario at every combination of the --vary values (the last axis\n"
              "varies fastest) and reports step time, throughput, MFU, memory, time to train and\n"
@@ -88,6 +92,7 @@ static int parse(int argc, char **argv, struct sweep_args *a)
 
     memset(a, 0, sizeof(*a));
     a->shard.n = 1;
+    a->in.from = -1;
     pr = cli_parse(&cmd_sweep_spec, argc, argv, a);
     if (pr != CLI_OK)
         return cli_exit_status(pr);
@@ -95,7 +100,7 @@ static int parse(int argc, char **argv, struct sweep_args *a)
         pr = cli_usage_error(&cmd_sweep_spec, "--merge needs the CSV files to merge");
     else if (!a->merge && a->pos.n == 0)
         pr = cli_usage_error(&cmd_sweep_spec, "no scenario given");
-    else if (!a->merge && a->pos.n > 1)
+    else if (!a->merge && a->pos.n > 1 && a->in.from < 0)
         pr = cli_usage_error(&cmd_sweep_spec, "more than one scenario ('%s' and '%s')",
                              a->pos.items[0], a->pos.items[1]);
     else if (!a->merge && a->vary.n == 0)
@@ -276,19 +281,28 @@ static int run_stream(const struct sweep_args *a, const struct sweep *sw)
 
 static int run_sweep(struct sweep_args *a)
 {
-    struct scenario *s = cfg_load_scenario(a->pos.items[0], a->set.ovr, a->set.n, stderr);
+    char *text = NULL, *name = NULL;
+    size_t len = 0;
+    int rc;
+    struct scenario *s =
+        cli_load_input(&cmd_sweep_spec, &a->pos, &a->in, &a->set, &rc, &text, &len);
     struct sweep sw;
     char msg[512];
-    int rc;
 
     if (!s)
-        return 1;
+        return rc;
     sweep_init(&sw, a->pos.items[0], s, a->set.ovr, a->set.n, a->weak);
+    if (text) {
+        name = cli_input_text_name(&a->pos);
+        sweep_set_text(&sw, name, text, len);
+    }
     for (int i = 0; i < a->vary.n; i++)
         if (sweep_add_axis(&sw, a->vary.items[i], msg, sizeof(msg)) != 0) {
             fprintf(stderr, "simtrain sweep: error: %s\n", msg);
             sweep_release(&sw);
             cfg_free(s);
+            free(text);
+            free(name);
             return 1;
         }
     sweep_note_inputs(&sw); /* the files reference axes name, before outputs are opened */
@@ -298,6 +312,8 @@ static int run_sweep(struct sweep_args *a)
         rc = a->mpi ? run_mpi(a, &sw) : run_stream(a, &sw);
     sweep_release(&sw);
     cfg_free(s);
+    free(text);
+    free(name);
     return rc;
 }
 

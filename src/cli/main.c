@@ -26,6 +26,8 @@ static const struct subcommand subcommands[] = {
     { &cmd_schema_spec, "print the YAML reference (Markdown)", cmd_schema },
     { &cmd_frameworks_spec, "list the training-framework profiles and their defaults",
       cmd_frameworks },
+    { &cmd_import_spec, "translate an Axolotl, DeepSpeed, accelerate, Megatron or HF config",
+      cmd_import },
 };
 
 static void usage(FILE *f, bool full)

@@ -136,6 +136,23 @@ static int check_moe(struct model *m, struct cfg_error *err)
     return 0;
 }
 
+/* Sliding-window attention: a pattern needs a window and must leave some layer windowed. */
+static int check_window(const struct model *m, struct cfg_error *err)
+{
+    if (m->window < 0 || m->window_pattern < 0)
+        return fail(err, m->window < 0 ? "workload.attention_window" : "workload.window_pattern",
+                    "attention_window (%d) and window_pattern (%d) must not be negative", m->window,
+                    m->window_pattern);
+    if (m->window_pattern > 0 && m->window == 0)
+        return fail(err, "workload.window_pattern",
+                    "window_pattern (%d) needs attention_window (the keys a windowed layer sees)",
+                    m->window_pattern);
+    if (m->window_pattern == 1)
+        return fail(err, "workload.window_pattern",
+                    "window_pattern 1 makes every layer global; drop attention_window instead");
+    return 0;
+}
+
 int cfg_model_finalize(struct model *m, struct cfg_error *err)
 {
     if (positive(err, "workload.layers", "layers", m->layers) ||
@@ -168,6 +185,8 @@ int cfg_model_finalize(struct model *m, struct cfg_error *err)
         return -1;
     if (m->max_seq < 0)
         return fail(err, "workload.max_seq", "max_seq (%d) must be positive", m->max_seq);
+    if (check_window(m, err))
+        return -1;
     return check_moe(m, err);
 }
 
@@ -387,6 +406,28 @@ static bool shards_grads(enum sharding sh)
            sh == SHARD_HSDP;
 }
 
+/* The features imported configs use (issue 16): offload_param alone, LLM.int8, saved modules, DoRA.
+ */
+static int check_adapter_features(const struct scenario *s, struct cfg_error *err)
+{
+    const struct training *t = &s->train;
+
+    if (t->offload == OFFLOAD_PARAMS_ONLY && s->par.sharding != SHARD_ZERO3)
+        return fail(err, "training.offload",
+                    "offload 'params_only' needs sharding zero3 (DeepSpeed offload_param is a "
+                    "stage 3 feature)");
+    if (t->finetune == FT_LORA_INT8 && !(s->hw.gpu.flops[DT_INT8] > 0))
+        return fail(err, "training.finetune",
+                    "finetune 'lora_int8' needs the hardware's int8 peak (gpu.flops.int8 of '%s')",
+                    hw_name(&s->hw));
+    if (t->finetune == FT_FULL && t->lora.modules_to_save)
+        return fail(err, "training.lora.modules_to_save",
+                    "lora.modules_to_save needs finetune lora, qlora or lora_int8");
+    if (t->finetune == FT_FULL && t->lora.dora)
+        return fail(err, "training.lora.dora", "lora.dora needs finetune lora, qlora or lora_int8");
+    return 0;
+}
+
 static int check_memory_features(struct scenario *s, struct cfg_error *err)
 {
     const struct parallelism *p = &s->par;
@@ -478,7 +519,7 @@ static int check_memory_features(struct scenario *s, struct cfg_error *err)
     if (t->attention_impl != ATTN_IMPL_CUDA && t->attention != ATTN_FLASH)
         return fail(err, "training.attention_impl", "attention_impl '%s' needs attention 'flash'",
                     attn_impl_name(t->attention_impl));
-    return 0;
+    return check_adapter_features(s, err);
 }
 
 static bool trains_in(enum dtype d)

@@ -108,10 +108,8 @@ static const struct enum_name cross_entropy_names[] = {
     { NULL, 0 },
 };
 static const struct enum_name finetune_names[] = {
-    { "full", FT_FULL },
-    { "lora", FT_LORA },
-    { "qlora", FT_QLORA },
-    { NULL, 0 },
+    { "full", FT_FULL },           { "lora", FT_LORA }, { "qlora", FT_QLORA },
+    { "lora_int8", FT_LORA_INT8 }, { NULL, 0 },
 };
 static const struct enum_name lora_target_names[] = {
     { "q", LORA_Q },       { "k", LORA_K },   { "v", LORA_V },       { "o", LORA_O },
@@ -121,6 +119,18 @@ static const struct enum_name offload_names[] = {
     { "none", OFFLOAD_NONE },
     { "optimizer", OFFLOAD_OPTIMIZER },
     { "params", OFFLOAD_PARAMS },
+    { "params_only", OFFLOAD_PARAMS_ONLY },
+    { NULL, 0 },
+};
+static const struct enum_name act_offload_names[] = {
+    { "none", ACT_OFFLOAD_NONE },
+    { "streams", ACT_OFFLOAD_STREAMS },
+    { "sync", ACT_OFFLOAD_SYNC },
+    { NULL, 0 },
+};
+static const struct enum_name lora_save_names[] = {
+    { "embed", LORA_SAVE_EMBED },
+    { "head", LORA_SAVE_HEAD },
     { NULL, 0 },
 };
 static const struct enum_name schedule_names[] = {
@@ -177,6 +187,7 @@ static const struct enum_name proto_names[] = {
 static const struct enum_name act_names[] = {
     { "gelu", ACT_GELU },
     { "swiglu", ACT_SWIGLU },
+    { "geglu", ACT_GEGLU },
     { NULL, 0 },
 };
 static const struct enum_name norm_names[] = {
@@ -453,6 +464,8 @@ static const struct field moe_rows[] = {
       .doc = "token capacity per expert vs uniform share; 0 = dropless" },
     { NUM("load_imbalance", struct moe_spec, load_imbalance, 1, 0, "1"),
       .doc = "tokens of the busiest expert / the uniform share (>= 1)" },
+    { BOOL("router_bias", struct moe_spec, router_bias, "false"),
+      .doc = "the router carries a bias per expert (gpt-oss)" },
 };
 static const struct section moe_section = SECTION("moe", moe_rows, S_ABSENT_IS_NONE);
 
@@ -481,6 +494,24 @@ static const struct field workload_rows[] = {
     { BOOL("bias", struct model, bias, "false"), .doc = "linear layers carry biases" },
     { BOOL("dropout", struct model, dropout, "false"), .doc = "dropout layers present" },
     { SECT("moe", struct model, moe, moe_section), .doc = "mixture of experts; dense when absent" },
+    /* Architecture variants of imported configs (docs/workloads.md). */
+    { BOOL("qkv_bias", struct model, qkv_bias, "false"),
+      .doc = "q, k and v projections carry biases, the others not (Qwen2)" },
+    { BOOL("qk_norm", struct model, qk_norm, "false"),
+      .doc = "RMSNorm over each head of q and k (Qwen3, Gemma 3)" },
+    { BOOL("post_norms", struct model, post_norms, "false"),
+      .doc = "norms on the attention and MLP outputs as well: 4 per layer (Gemma 2/3)" },
+    { BOOL("attention_sinks", struct model, attn_sinks, "false"),
+      .doc = "one learned sink logit per head (gpt-oss)" },
+    { BOOL("attention_softcap", struct model, attn_softcap, "false"),
+      .doc = "tanh soft-capping of the attention scores (Gemma 2)" },
+    { BOOL("logit_softcap", struct model, logit_softcap, "false"),
+      .doc = "tanh soft-capping of the final logits (Gemma 2)" },
+    { INT("attention_window", struct model, window, 0, "0"), .flags = F_ZERO_OK,
+      .doc = "sliding-window attention: keys each query sees; 0 = full causal" },
+    { INT("window_pattern", struct model, window_pattern, 0, "0"), .flags = F_ZERO_OK,
+      .doc = "with a window, layer i attends globally when (i+1) % k == 0; 0 = every layer "
+             "windowed" },
 };
 const struct section schema_workload = SECTION("", workload_rows, 0);
 
@@ -514,6 +545,14 @@ static const struct field lora_rows[] = {
     /* PEFT LoraConfig.lora_dropout defaults to 0.0; LitGPT's finetune/lora.py uses 0.05. */
     { NUM("dropout", struct lora_spec, dropout, 0, 1, "0"), .flags = F_ZERO_OK,
       .doc = "lora_dropout probability (> 0 keeps a dropped copy of each adapted input)" },
+    { .key = "modules_to_save",
+      .type = FT_FLAGS,
+      AT(struct lora_spec, modules_to_save),
+      .names = lora_save_names,
+      .def = "[]",
+      .doc = "modules trained whole beside the adapters (PEFT modules_to_save)" },
+    { BOOL("dora", struct lora_spec, dora, "false"),
+      .doc = "DoRA: a trained magnitude per output row and the weight norm every forward" },
 };
 static const struct section lora_section = SECTION("training.lora", lora_rows, 0);
 
@@ -557,6 +596,10 @@ static const struct field training_rows[] = {
     { SECT("lora", struct training, lora, lora_section), .doc = "LoRA / QLoRA adapters" },
     { ENUM("offload", struct training, offload, offload_names, "none"),
       .doc = "CPU offload (ZeRO-Offload / FSDP CPU offload)" },
+    { BOOL("paged_optimizer", struct training, paged_optimizer, "false"),
+      .doc = "optimizer states in paged memory (bitsandbytes paged_*), any finetune" },
+    { ENUM("activation_offload", struct training, activation_offload, act_offload_names, "none"),
+      .doc = "saved activations of each layer to host memory: streams or sync copies" },
     { QTY("tokens", struct training, tokens, UNIT_COUNT, NULL),
       .doc = "tokens to train, for time-to-train (optional)" },
     { NUM("price_per_gpu_hour", struct training, price_gpu_hour, 0, 0, NULL),
@@ -667,9 +710,11 @@ static const struct field zero_rows[] = {
     { QTY("allgather_bucket_size", struct zero_cfg, allgather_bucket_size, UNIT_COUNT, "5e8"),
       .doc = "elements per parameter all-gather bucket" },
     { QTY("stage3_prefetch_bucket_size", struct zero_cfg, prefetch_bucket_size, UNIT_COUNT, "5e7"),
-      .doc = "elements prefetched ahead (ZeRO-3)" },
+      .flags = F_ZERO_OK, .doc = "elements prefetched ahead (ZeRO-3); 0 = no prefetch" },
+    /* Axolotl's ZeRO-3 JSONs write 0: the prefetch window min(max_live - available, bucket) is
+     * then empty, nothing is prefetched (DeepSpeed partitioned_param_coordinator.py). */
     { QTY("stage3_max_live_parameters", struct zero_cfg, max_live_parameters, UNIT_COUNT, "1e9"),
-      .doc = "elements resident before release (ZeRO-3)" },
+      .flags = F_ZERO_OK, .doc = "elements resident before release (ZeRO-3); 0 = no prefetch" },
     { QTY("stage3_param_persistence_threshold", struct zero_cfg, param_persistence_threshold,
           UNIT_COUNT, "1e5"),
       .flags = F_ZERO_OK, .doc = "parameters smaller than this stay unpartitioned (ZeRO-3)" },

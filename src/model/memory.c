@@ -72,10 +72,34 @@ void memory_state_bytes(const struct scenario *s, struct state_bytes *out)
     out->optim = optim_bytes(s, p);
 }
 
+bool memory_quantized_base(const struct scenario *s)
+{
+    return s->train.finetune == FT_QLORA || s->train.finetune == FT_LORA_INT8;
+}
+
+/*
+ * LLM.int8 (bitsandbytes Int8Params, functional.py int8_vectorwise_quant):
+ * one int8 per weight and one fp32 absmax (SCB) per output row, 4 / d_in B per
+ * weight; counted with d_in = hidden, the input width of every projection but
+ * the down projection's (4 / f there: at most 0.1 % of 1 B).
+ */
+static double int8_bytes(const struct scenario *s)
+{
+    return 1.0 + 4.0 / s->model.hidden;
+}
+
+/* The packed weight bytes of a quantized base, without its constants: NF4 0.5 B, int8 1 B. */
+static double quant_payload_bytes(const struct scenario *s)
+{
+    return s->train.finetune == FT_LORA_INT8 ? 1.0 : 0.5;
+}
+
 double memory_frozen_bytes(const struct scenario *s, bool quantized)
 {
-    if (!quantized || s->train.finetune != FT_QLORA)
+    if (!quantized || !memory_quantized_base(s))
         return compute_param_bytes(s);
+    if (s->train.finetune == FT_LORA_INT8)
+        return int8_bytes(s);
     return workload_nf4_bytes(s->train.lora.double_quant); /* QLORA §3 */
 }
 
@@ -119,11 +143,13 @@ static void host_placement(const struct scenario *s, struct placement *h)
     memset(h, 0, sizeof(*h));
     if (s->train.offload == OFFLOAD_PARAMS)
         h->params = h->master = h->grads = h->optim = true;
+    if (s->train.offload == OFFLOAD_PARAMS_ONLY)
+        h->params = true; /* DeepSpeed offload_param alone: master, grads, states stay */
     if (s->train.offload == OFFLOAD_OPTIMIZER) {
         h->master = h->optim = true;
         h->grads = grads_partitioned;
     }
-    if (s->train.finetune != FT_FULL && s->train.lora.paged_optimizer)
+    if (s->train.paged_optimizer || (s->train.finetune != FT_FULL && s->train.lora.paged_optimizer))
         h->optim = true;
 }
 
@@ -177,6 +203,7 @@ void memory_roles(const struct scenario *s, double base, double linear, double a
         out->trainable = adapters;
         break;
     case FT_QLORA:
+    case FT_LORA_INT8:
         out->frozen = base - linear;
         out->frozen_quant = linear;
         out->trainable = adapters;
@@ -205,14 +232,13 @@ void memory_model_roles(const struct scenario *s, struct param_roles *out)
     memset(out, 0, sizeof(*out));
     for (i = 0; i < m->layers; i++) {
         bool moe = workload_is_moe(m, i);
-        double expert = moe ? (m->act == ACT_SWIGLU ? 3.0 : 2.0) * m->hidden * m->moe.ffn_hidden *
-                                  m->moe.experts
-                            : 0;
+        double expert = moe ? workload_params_expert(m) * m->moe.experts : 0;
         memory_roles(s, workload_params_layer(m, moe), workload_linear_params_layer(m, moe),
                      workload_lora_params_layer(s, moe), expert, &r);
         memory_add_roles(out, &r, 1);
     }
     memory_roles(s, workload_params_embedding(m) + workload_params_head(m), 0, 0, 0, &r);
+    r.trainable += workload_saved_module_params(s, true) + workload_saved_module_params(s, false);
     memory_add_roles(out, &r, 1);
 }
 
@@ -257,9 +283,9 @@ static void raw_states(const struct scenario *s, const struct param_roles *r,
 
 double memory_quant_constants_bytes(const struct scenario *s, const struct param_roles *r)
 {
-    if (s->train.finetune != FT_QLORA)
+    if (!memory_quantized_base(s))
         return 0;
-    return r->frozen_quant * (memory_frozen_bytes(s, true) - 0.5);
+    return r->frozen_quant * (memory_frozen_bytes(s, true) - quant_payload_bytes(s));
 }
 
 /*
@@ -327,9 +353,33 @@ double memory_dequant_bytes(const struct scenario *s)
         m->moe.experts > 0 && m->moe.ffn_hidden > m->ffn_hidden ? m->moe.ffn_hidden : m->ffn_hidden;
     double widest = qkv > h * f ? qkv : h * f;
 
-    if (s->train.finetune != FT_QLORA)
+    if (!memory_quantized_base(s))
         return 0;
     return widest / tp * compute_param_bytes(s);
+}
+
+double memory_dora_bytes(const struct scenario *s)
+{
+    const struct model *m = &s->model;
+    double h = m->hidden, tp = s->par.tp, widest = 0;
+    double q = (double)m->heads * m->head_dim, kv = (double)m->kv_heads * m->head_dim;
+    double f =
+        m->moe.experts > 0 && m->moe.ffn_hidden > m->ffn_hidden ? m->moe.ffn_hidden : m->ffn_hidden;
+    unsigned tg = s->train.lora.targets;
+    /* (d_in, d_out) of each target, column-parallel outputs and row-parallel inputs per rank */
+    const double shapes[7][2] = { { h, q / tp }, { h, kv / tp }, { h, kv / tp }, { q / tp, h },
+                                  { h, f / tp }, { h, f / tp },  { f / tp, h } };
+
+    if (s->train.finetune == FT_FULL || !s->train.lora.dora)
+        return 0;
+    for (int i = 0; i < 7; i++) {
+        double d_in = shapes[i][0], d_out = shapes[i][1];
+        /* eye(d_in) and lora_B(lora_A(eye)) in fp32, then two 16-bit weight-sized temporaries */
+        double ws = 4 * d_in * d_in + 4 * d_in * d_out + 2 * 2 * d_in * d_out;
+        if ((tg & (1u << i)) && !(i == 4 && workload_mlp_matrices(m) == 2) && ws > widest)
+            widest = ws;
+    }
+    return widest;
 }
 
 /* ---- QLoRA: the whole model at load, the previous micro-batch's inputs ------------------ */
@@ -349,7 +399,7 @@ double memory_qlora_load_bytes(const struct scenario *s, const struct param_role
     struct state_bytes sb;
     double raw[MC_COUNT];
 
-    if (s->train.finetune != FT_QLORA || s->par.sharding != SHARD_ZERO3)
+    if (!memory_quantized_base(s) || s->par.sharding != SHARD_ZERO3)
         return 0;
     memory_state_bytes(s, &sb);
     raw_states(s, r, &sb, raw);

@@ -108,6 +108,20 @@ void memory_state_bytes(const struct scenario *s, struct state_bytes *out);
  */
 double memory_frozen_bytes(const struct scenario *s, bool quantized);
 
+/* Is the frozen base quantized (QLoRA's NF4, or LLM.int8 under lora_int8)? */
+bool memory_quantized_base(const struct scenario *s);
+
+/*
+ * DoRA's transient workspace per rank, bytes (0 without training.lora.dora):
+ * every forward of an adapted projection builds lora_B(lora_A(eye(d_in))) and
+ * the weight norm ||W + s * BA|| (PEFT tuners/lora/dora.py DoraLinearLayer:
+ * get_lora_weight, get_weight_norm): eye(d_in) and the product in fp32, the
+ * scaled product and the sum as 16-bit weight-sized tensors, for the widest
+ * adapted projection. Counted as a static workspace, as the dequantization
+ * buffer is.
+ */
+double memory_dora_bytes(const struct scenario *s);
+
 /* A rank's parameters by role, elements (after tp / pp / ep model sharding). */
 struct param_roles {
     double trainable;    /* with gradients, master copy and optimizer states */

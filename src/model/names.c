@@ -45,7 +45,7 @@ const char *optimizer_name(enum optimizer_kind o)
 
 const char *finetune_name(enum finetune f)
 {
-    static const char *const n[] = { "full", "lora", "qlora" };
+    static const char *const n[] = { "full", "lora", "qlora", "lora_int8" };
     return NAME_OF(n, f);
 }
 

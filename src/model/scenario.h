@@ -85,7 +85,8 @@ enum model_code {
 enum finetune {
     FT_FULL,
     FT_LORA,
-    FT_QLORA
+    FT_QLORA,
+    FT_LORA_INT8 /* LoRA on an LLM.int8 base (bitsandbytes Linear8bitLt, load_in_8bit) */
 };
 
 /* LoRA target modules, a bitmask. */
@@ -99,19 +100,35 @@ enum lora_target {
     LORA_DOWN = 1 << 6
 };
 
+/* Modules trained whole beside the adapters (PEFT modules_to_save), a bitmask. */
+enum lora_save {
+    LORA_SAVE_EMBED = 1 << 0, /* the token embedding */
+    LORA_SAVE_HEAD = 1 << 1   /* the LM head */
+};
+
 struct lora_spec {
     int rank;
     double alpha;
-    unsigned targets;     /* enum lora_target bits */
-    bool double_quant;    /* QLoRA double quantization of the NF4 constants */
-    bool paged_optimizer; /* QLoRA paged optimizer (optimizer state may page to host) */
-    double dropout;       /* lora_dropout probability on the adapter input; 0 = none */
+    unsigned targets;         /* enum lora_target bits */
+    bool double_quant;        /* QLoRA double quantization of the NF4 constants */
+    bool paged_optimizer;     /* QLoRA paged optimizer (optimizer state may page to host) */
+    double dropout;           /* lora_dropout probability on the adapter input; 0 = none */
+    unsigned modules_to_save; /* enum lora_save bits: trainable copies of whole modules */
+    bool dora;                /* DoRA: magnitude vectors and the weight norm per forward */
 };
 
 enum offload {
     OFFLOAD_NONE,
-    OFFLOAD_OPTIMIZER, /* ZeRO-Offload / FSDP CPU offload of optimizer states */
-    OFFLOAD_PARAMS     /* optimizer states and parameters (ZeRO-3 offload) */
+    OFFLOAD_OPTIMIZER,  /* ZeRO-Offload / FSDP CPU offload of optimizer states */
+    OFFLOAD_PARAMS,     /* optimizer states and parameters (ZeRO-3 offload) */
+    OFFLOAD_PARAMS_ONLY /* the 16-bit parameter partitions only (ZeRO-3 offload_param alone) */
+};
+
+/* Activation offloading: the saved tensors of each layer to host memory and back. */
+enum act_offload {
+    ACT_OFFLOAD_NONE,
+    ACT_OFFLOAD_STREAMS, /* copies on a side stream (TRL OffloadActivations use_streams=True) */
+    ACT_OFFLOAD_SYNC     /* copies on the compute stream (use_streams=False; Axolotl "legacy") */
 };
 
 struct training {
@@ -137,6 +154,8 @@ struct training {
     enum finetune finetune;
     struct lora_spec lora;
     enum offload offload;
+    bool paged_optimizer;                /* optimizer states in paged (unified) memory, any finetune */
+    enum act_offload activation_offload; /* saved activations to host memory */
     double tokens;                 /* tokens to train, for time-to-train; 0 = not given */
     double price_gpu_hour;         /* price per GPU-hour, USD; 0 = not given */
     double overhead_bytes;         /* CUDA context + NCCL per GPU, bytes */

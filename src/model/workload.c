@@ -22,9 +22,12 @@ struct ctx {
     double tp;
     bool lora;        /* LoRA or QLoRA: base weights frozen */
     bool qlora;       /* base projection weights stored as NF4 */
+    bool int8;        /* base projection weights stored as LLM.int8 (finetune lora_int8) */
+    bool quant;       /* either: bitsandbytes keeps each projection's input for backward */
     unsigned targets; /* enum lora_target bits (0 for full training) */
     bool eager;       /* unfused PyTorch modules (workload_eager()) */
     bool hf;          /* Hugging Face Transformers + PEFT model code (scenario_model_code()) */
+    double window;    /* share of the causal attention pairs a windowed layer computes, <= 1 */
 };
 
 /* Append an operator to ops[0..max): the tables hold every operator a layer can have. */
@@ -108,9 +111,9 @@ static void membound(const struct ctx *c, struct op *o, double bytes, double sav
  * row-parallel bias is added in the fused bias-dropout-add, whose autograd
  * backward sums the same way; PyTorch nn.Linear's backward likewise).
  */
-static void bias_grad(const struct ctx *c, struct op *o, double rows, double cols)
+static void bias_grad(const struct ctx *c, struct op *o, double rows, double cols, bool biased)
 {
-    if (!c->s->model.bias || c->lora || o->bias_in_cast)
+    if (!biased || c->lora || o->bias_in_cast)
         return;
     o->t_wgrad = time_add(o->t_wgrad, cost_membound(c->gpu, c->eff, rows * cols * c->p));
 }
@@ -143,7 +146,7 @@ static void freeze(const struct ctx *c, struct op *o, unsigned mask, bool quanti
     if (!c->lora)
         return;
     o->t_wgrad = 0;
-    if (!(c->targets & mask) && !(quantized && c->qlora))
+    if (!(c->targets & mask) && !(quantized && c->quant))
         o->saved = 0;
 }
 
@@ -153,6 +156,51 @@ static void freeze(const struct ctx *c, struct op *o, unsigned mask, bool quanti
  * the weight gradients of A and B; xA is saved for B's gradient. Adds its cost
  * to `o` and returns its parameters per rank, r * (d_in + d_out) * batch.
  */
+/*
+ * DoRA on one adapted projection (PEFT 0.19 tuners/lora/dora.py
+ * DoraLinearLayer.forward via variants.py DoraLinearVariant.forward), per
+ * training forward, recomputation included:
+ * - the weight norm, detached from the graph (DoRA §4.3): lora_B(lora_A(eye(d_in)))
+ *   as two GEMMs, d_in x r x d_in and d_in x d_out x r, then memory-bound
+ *   passes over weight-sized tensors: writing eye (4 B per d_in^2), the fp32
+ *   product's write and cast (4 + 4 + 2 B), `scaling * lora_weight` (2 + 2),
+ *   `weight + ...` (4 + 2) and the row norm (2): 22 B per weight; a quantized
+ *   base is dequantized first (dequantize_module_weight);
+ * - the combination `(m / ||.|| - 1) * base + m / ||.|| * lora * scaling`:
+ *   five read-and-write passes over the T x d_out output forward, twice that
+ *   backward (the magnitude's gradient reduces over the tokens), saving the
+ *   base and the LoRA results (2 p T d_out) for the magnitude's gradient;
+ * - with lora_dropout > 0 the base result is recomputed on the dropped input
+ *   (`base_result = F.linear(x, weight)`): one more base GEMM forward and its
+ *   input gradient backward.
+ * The transient weight-sized tensors are memory_dora_bytes(). Returns the
+ * magnitude vector's trainable parameters, d_out per matrix.
+ */
+static double dora(const struct ctx *c, struct op *o, double T, double d_in, double d_out,
+                   double batch)
+{
+    const struct gpu_spec *g = c->gpu;
+    const struct efficiency *e = c->eff;
+    double r = c->s->train.lora.rank, p = c->p, w = d_in * d_out * batch;
+    double qbytes = c->int8 ? 1.0 : workload_nf4_bytes(c->s->train.lora.double_quant);
+    double passes = 4 * d_in * d_in * batch + 22 * w + (c->quant ? (qbytes + 2) * w : 0);
+    double out = T * d_out * batch;
+
+    o->hw_flops += 2 * r * d_in * (d_in + d_out) * batch;
+    o->bytes += passes + 10 * p * out;
+    o->t_fwd = time_add(o->t_fwd, time_add(cost_gemm(g, e, c->dt, d_in, r, d_in, batch),
+                                           cost_gemm(g, e, c->dt, d_in, d_out, r, batch)));
+    o->t_fwd = time_add(o->t_fwd, cost_membound(g, e, passes + 10 * p * out));
+    o->t_dgrad = time_add(o->t_dgrad, cost_membound(g, e, 20 * p * out));
+    o->saved += 2 * p * out;
+    if (c->s->train.lora.dropout > 0) {
+        o->hw_flops += 2 * T * d_in * d_out * batch;
+        o->t_fwd = time_add(o->t_fwd, cost_gemm(g, e, c->dt, T, d_out, d_in, batch));
+        o->t_dgrad = time_add(o->t_dgrad, cost_gemm(g, e, c->dt, T, d_in, d_out, batch));
+    }
+    return d_out * batch;
+}
+
 static double adapter(const struct ctx *c, struct op *o, double T, double d_in, double d_out,
                       double batch)
 {
@@ -171,6 +219,8 @@ static double adapter(const struct ctx *c, struct op *o, double T, double d_in, 
     o->t_wgrad = time_add(o->t_wgrad, time_add(cost_gemm(g, e, c->dt, r, d_out, T, batch),
                                                cost_gemm(g, e, c->dt, d_in, r, T, batch)));
     o->saved += c->p * T * r * batch;
+    if (c->s->train.lora.dora)
+        return r * (d_in + d_out) * batch + dora(c, o, T, d_in, d_out, batch);
     return r * (d_in + d_out) * batch;
 }
 
@@ -220,6 +270,41 @@ static void dequant_op(const struct ctx *c, struct op *ops, int *n, const char *
     o->t_dgrad = o->t_fwd;
 }
 
+/*
+ * LLM.int8 base projections (bitsandbytes 0.45-0.49 MatMul8bitLt,
+ * autograd/_functions.py, with load_in_8bit's threshold 6.0): forward casts
+ * each module's input to fp16 (`A.to(torch.float16)`, a copy when training in
+ * bf16: read and write 2 B) and quantizes it row-wise (int8_vectorwise_quant:
+ * read 2 B, write 1 B), then runs the int8 GEMM with its dequantizing
+ * epilogue (int8_mixed_scaled_mm) at the int8 peak (int8_gemm()); the outlier
+ * columns' fp16 GEMM is not counted (LLM.int8 §3.2: about 0.1 % of the
+ * features). Backward dequantizes the weight to a 16-bit copy
+ * (`CB.to(dtype_A, copy=True).mul_(SCB / 127)`: read 1 B, write 2 B, read and
+ * write 2 B per weight) for the input-gradient GEMM at the training dtype.
+ * `in_elems`: the input elements every module quantizes, summed over the
+ * part's modules (Hugging Face's q, k, v and gate, up are separate modules,
+ * each quantizing the same input).
+ */
+static void int8_op(const struct ctx *c, struct op *ops, int *n, const char *name, int part,
+                    double in_elems, double weights)
+{
+    double per_elem = c->dt == DT_BF16 ? 2 + 2 + 2 + 1 : 2 + 1;
+    struct op *o;
+
+    if (!c->int8)
+        return;
+    o = add_op(ops, n, MAX_OPS, name, OP_MEM, part, SEG_COL);
+    membound(c, o, in_elems * per_elem, 0);
+    o->t_dgrad = cost_membound(c->gpu, c->eff, weights * (1.0 + 2.0 + 4.0));
+}
+
+/* An LLM.int8 base GEMM's forward at the int8 peak (int8_op()); backward stays at the dtype. */
+static void int8_gemm(const struct ctx *c, struct op *o)
+{
+    if (c->int8)
+        o->t_fwd = cost_gemm(c->gpu, c->eff, DT_INT8, o->m, o->n, o->k, o->batch);
+}
+
 static double norm_stats_bytes(const struct model *m)
 {
     /* fp32 per token: LayerNorm keeps mean and rstd, RMSNorm rstd only. */
@@ -250,9 +335,12 @@ static void ctx_init(struct ctx *c, const struct scenario *s, const struct shard
     c->Tn = sh->sp ? c->T / sh->tp : c->T;
     c->lora = s->train.finetune != FT_FULL;
     c->qlora = s->train.finetune == FT_QLORA;
+    c->int8 = s->train.finetune == FT_LORA_INT8;
+    c->quant = c->qlora || c->int8;
     c->targets = c->lora ? s->train.lora.targets : 0;
     c->eager = workload_eager(s);
     c->hf = scenario_model_code(s) == CODE_HF;
+    c->window = 1;
 }
 
 bool workload_eager(const struct scenario *s)
@@ -276,6 +364,34 @@ bool workload_is_moe(const struct model *m, int layer)
     int f = m->moe.layer_freq > 0 ? m->moe.layer_freq : 1;
 
     return m->moe.experts > 0 && (layer + 1) % f == 0;
+}
+
+int workload_mlp_matrices(const struct model *m)
+{
+    return m->act == ACT_GELU ? 2 : 3;
+}
+
+bool workload_is_windowed(const struct scenario *s, int layer)
+{
+    const struct model *m = &s->model;
+
+    if (m->window <= 0 || m->window >= s->train.seq_len)
+        return false;
+    return m->window_pattern <= 0 || (layer + 1) % m->window_pattern != 0;
+}
+
+double workload_window_share(int seq_len, int window)
+{
+    double sl = seq_len, w = window;
+
+    /*
+     * Query i attends keys max(0, i - w + 1) .. i: s*w - w^2/2 pairs against the
+     * s^2/2 of full causal attention, in the continuous form the causal halving
+     * uses (hw_flops = flops / 2).
+     */
+    if (window <= 0 || window >= seq_len)
+        return 1;
+    return (2 * sl * w - w * w) / (sl * sl);
 }
 
 /*
@@ -319,6 +435,55 @@ static bool fused_qkv_pinned(const struct ctx *c)
     const struct model *m = &c->s->model;
 
     return c->eager && !c->hf && m->pos == POS_ROPE && m->kv_heads == m->heads;
+}
+
+/*
+ * A norm on a sublayer's output before its residual add (Gemma 2/3
+ * post_attention_layernorm and post_feedforward_layernorm, transformers
+ * models/gemma2/modeling_gemma2.py Gemma2DecoderLayer.forward): the same
+ * operator as the pre-norm, sitting after the row-parallel projection.
+ */
+static void post_norm_op(const struct ctx *c, struct op *ops, int *n, const char *name, int part)
+{
+    norm_op(c, ops, n, MAX_OPS, name, part);
+    ops[*n - 1].seg = SEG_POST;
+}
+
+/*
+ * Per-head RMSNorm of q and k over head_dim (Qwen3Attention q_norm / k_norm,
+ * transformers models/qwen3/modeling_qwen3.py; Gemma 3 likewise), between the
+ * QKV projection and RoPE: reads and writes T * (q + kv) elements. It saves
+ * what norm_op() saves, per head instead of per token: the input (the fp32
+ * upcast under eager code) and one fp32 rstd per head and token.
+ */
+static void qk_norm_op(const struct ctx *c, struct op *ops, int *n, double T, double heads,
+                       double kvh, double d)
+{
+    double elems = T * (heads + kvh) * d;
+    double stats = T * (heads + kvh) * 4;
+    struct op *o = add_op(ops, n, MAX_OPS, "qk_norm", OP_MEM, PART_ATTN, SEG_MID);
+
+    membound(c, o, 2 * elems * c->p, (c->eager ? 4 : c->p) * elems + stats);
+}
+
+/*
+ * tanh soft-capping of `elems` 16-bit values, `cap * tanh(x / cap)` as three
+ * element-wise kernels (transformers Gemma2: eager_attention_forward on the
+ * scores, Gemma2ForCausalLM.forward on the logits): each reads and writes the
+ * tensor forward; backward runs mul, tanh's (reading its saved output) and div
+ * backward, 7 bytes-per-element passes of p; tanh saves its output. On the
+ * scores it belongs to the attention core (recomputed by selective recompute).
+ */
+static void softcap_op(const struct ctx *c, struct op *ops, int *n, int max, const char *name,
+                       int part, double elems, bool core)
+{
+    struct op *o = add_op(ops, n, max, name, OP_MEM, part, core ? SEG_CORE : SEG_POST);
+
+    o->bytes = 6 * c->p * elems;
+    o->t_fwd = cost_membound(c->gpu, c->eff, 6 * c->p * elems);
+    o->t_dgrad = cost_membound(c->gpu, c->eff, 7 * c->p * elems);
+    o->saved = c->p * elems;
+    o->core = core;
 }
 
 static void residual_op(const struct ctx *c, struct op *ops, int *n, const char *name, int part)
@@ -391,12 +556,15 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
 
     norm_op(c, ops, n, MAX_OPS, "attn_norm", PART_ATTN);
     dequant_op(c, ops, n, "nf4_dequant_attn", PART_ATTN, h * (q + 2 * kv) + q * h);
+    int8_op(c, ops, n, "int8_quant_attn", PART_ATTN, T * h * (c->hf ? 3 : 1) + T * q,
+            h * (q + 2 * kv) + q * h);
     o = add_op(ops, n, MAX_OPS, "qkv_proj", OP_GEMM, PART_ATTN, SEG_COL);
     proj(c, o, T, q + 2 * kv, h, 1, c->Tn * h * p, h, (q + 2 * kv) * c->tp, true);
-    bias_grad(c, o, T, q + 2 * kv);
+    int8_gemm(c, o);
+    bias_grad(c, o, T, q + 2 * kv, m->bias || m->qkv_bias);
     freeze(c, o, LORA_Q | LORA_K | LORA_V, true);
     base = o;
-    if (m->bias && !c->eager) {
+    if ((m->bias || m->qkv_bias) && !c->eager) {
         /*
          * Megatron's column-parallel linear adds its bias out of place after the
          * GEMM (`output = torch.matmul(total_input, weight.t())` then `output =
@@ -414,7 +582,7 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
     if (tg & (LORA_Q | LORA_K | LORA_V)) {
         /* Column-parallel: A (h x r) replicated, B (r x d_out / tp) sharded. */
         o = add_op(ops, n, MAX_OPS, "lora_qkv", OP_GEMM, PART_ATTN, SEG_COL);
-        adapter_dropout(c, base, o, T, h, c->qlora, LORA_Q | LORA_K | LORA_V);
+        adapter_dropout(c, base, o, T, h, c->quant, LORA_Q | LORA_K | LORA_V);
         if (tg & LORA_Q)
             lc->lora_params[PART_ATTN] += adapter(c, o, T, h, q, 1);
         if (tg & LORA_K)
@@ -422,13 +590,15 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
         if (tg & LORA_V)
             lc->lora_params[PART_ATTN] += adapter(c, o, T, h, kv, 1);
     }
+    if (m->qk_norm)
+        qk_norm_op(c, ops, n, T, heads, kvh, d);
     if (m->pos == POS_ROPE) {
         o = add_op(ops, n, MAX_OPS, "rope", OP_MEM, PART_ATTN, SEG_MID);
         membound(c, o, 2 * T * (q + kv) * p, fused_qkv_pinned(c) ? p * T * (q + kv) : 0);
     }
     if (c->s->train.attention == ATTN_FLASH) {
         /* Fused kernel: saves Q, K, V and fp32 log-sum-exp; O is saved as the out-proj input. */
-        double flops = 4 * b * sq * sk * q;
+        double flops = 4 * b * sq * sk * q * c->window;
         double io = p * T * (2 * q + 2 * kv);
         enum attn_impl impl = c->s->train.attention_impl;
         struct attn_shape shape = { d, sk, true };
@@ -453,6 +623,8 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
         o->t_dgrad = time_mul(cost_gemm(c->gpu, c->eff, c->dt, sq, d, sk, b * heads), 2);
         o->core = true;
         o->kept = o->saved; /* Q and K are the recomputation's inputs (KOR22 §5) */
+        if (m->attn_softcap)
+            softcap_op(c, ops, n, MAX_OPS, "attn_softcap", PART_ATTN, probs, true);
         softmax_ops(c, ops, n, probs);
         o = add_op(ops, n, MAX_OPS, "attn_values", OP_GEMM, PART_ATTN, SEG_CORE);
         gemm(c, o, sq, d, sk, b * heads, p * T * kv);
@@ -473,7 +645,8 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
     }
     o = add_op(ops, n, MAX_OPS, "out_proj", OP_GEMM, PART_ATTN, SEG_ROW);
     proj(c, o, T, h, q, 1, p * T * q, q * c->tp, h, false);
-    bias_grad(c, o, c->Tn, h); /* replicated bias, on the (sequence-sharded) output */
+    int8_gemm(c, o);
+    bias_grad(c, o, c->Tn, h, m->bias); /* replicated bias, on the (sequence-sharded) output */
     /*
      * Fused (Megatron): the out-proj input is FlashAttention's O, which its
      * backward needs anyway, so a frozen out-proj cannot drop it. Eager: the
@@ -486,9 +659,11 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
         /* Row-parallel: A (q / tp x r) sharded, B (r x h) replicated. */
         o = add_op(ops, n, MAX_OPS, "lora_o", OP_GEMM, PART_ATTN, SEG_ROW);
         adapter_dropout(c, base, o, T, q,
-                        c->qlora || (c->s->train.attention == ATTN_FLASH && !c->eager), LORA_O);
+                        c->quant || (c->s->train.attention == ATTN_FLASH && !c->eager), LORA_O);
         lc->lora_params[PART_ATTN] += adapter(c, o, T, q, h, 1);
     }
+    if (m->post_norms)
+        post_norm_op(c, ops, n, "attn_post_norm", PART_ATTN);
     residual_op(c, ops, n, "attn_residual", PART_ATTN);
 }
 
@@ -500,7 +675,7 @@ static void mlp_ops(const struct ctx *c, bool moe, struct layer_cost *lc)
     int *n = &lc->nops;
     double h = m->hidden, p = c->p, T = c->T;
     double f = (moe ? m->moe.ffn_hidden : m->ffn_hidden) / c->tp;
-    bool swiglu = m->act == ACT_SWIGLU;
+    bool swiglu = workload_mlp_matrices(m) == 3; /* SwiGLU or gated GeLU: gate, up and down */
     double up = swiglu ? 2 * f : f;
     double tokens = T, batch = 1, unpermute_bytes = 0;
     unsigned tg = c->targets, in_mask = swiglu ? LORA_GATE | LORA_UP : LORA_UP;
@@ -514,6 +689,7 @@ static void mlp_ops(const struct ctx *c, bool moe, struct layer_cost *lc)
         double cf = m->moe.capacity_factor > 0 ? m->moe.capacity_factor : 1.0;
         o = add_op(ops, n, MAX_OPS, "router", OP_GEMM, PART_MLP, SEG_GATE);
         gemm(c, o, T, E, h, 1, T * E * 4);
+        bias_grad(c, o, T, E, m->moe.router_bias);
         batch = E / ep;
         tokens = T * k * ep / E * cf;
         lc->moe_a2a_bytes = T * k * h * p;
@@ -532,32 +708,41 @@ static void mlp_ops(const struct ctx *c, bool moe, struct layer_cost *lc)
         unpermute_bytes = (3 * k + 2) * T * h * p;
     }
     dequant_op(c, ops, n, "nf4_dequant_mlp", PART_MLP, (swiglu ? 3 : 2) * h * f * batch);
+    int8_op(c, ops, n, "int8_quant_mlp", PART_MLP,
+            tokens * batch * (h * (c->hf && swiglu ? 2 : 1) + f), (swiglu ? 3 : 2) * h * f * batch);
     o = add_op(ops, n, MAX_OPS, swiglu ? "gate_up_proj" : "fc1", OP_GEMM, PART_MLP, SEG_COL);
     proj(c, o, tokens, up, h, batch, (moe ? tokens * batch : c->Tn) * h * p, h, up * c->tp, true);
-    bias_grad(c, o, tokens * batch, up);
+    int8_gemm(c, o);
+    bias_grad(c, o, tokens * batch, up, m->bias);
     freeze(c, o, in_mask, true);
     base = o;
     if (tg & in_mask) {
         o = add_op(ops, n, MAX_OPS, "lora_gate_up", OP_GEMM, PART_MLP, SEG_COL);
-        adapter_dropout(c, base, o, tokens * batch, h, c->qlora, in_mask);
+        adapter_dropout(c, base, o, tokens * batch, h, c->quant, in_mask);
         if (swiglu && (tg & LORA_GATE))
             lc->lora_params[PART_MLP] += adapter(c, o, tokens, h, f, batch);
         if (tg & LORA_UP)
             lc->lora_params[PART_MLP] += adapter(c, o, tokens, h, f, batch);
     }
-    o = add_op(ops, n, MAX_OPS, swiglu ? "swiglu" : "gelu", OP_MEM, PART_MLP, SEG_MID);
-    if (swiglu) /* fused: gate and up; eager silu(gate) * up also keeps silu(gate) (HF LlamaMLP) */
+    o = add_op(ops, n, MAX_OPS,
+               m->act == ACT_GEGLU ? "geglu"
+               : swiglu            ? "swiglu"
+                                   : "gelu",
+               OP_MEM, PART_MLP, SEG_MID);
+    /* fused: gate and up; eager act(gate) * up also keeps act(gate) (HF LlamaMLP, GemmaMLP) */
+    if (swiglu)
         membound(c, o, 3 * tokens * batch * f * p, (c->eager ? 3 : 2) * tokens * batch * f * p);
     else
         membound(c, o, 2 * tokens * batch * f * p, tokens * batch * f * p);
     o = add_op(ops, n, MAX_OPS, swiglu ? "down_proj" : "fc2", OP_GEMM, PART_MLP, SEG_ROW);
     proj(c, o, tokens, h, f, batch, tokens * batch * f * p, f * c->tp, h, false);
-    bias_grad(c, o, moe ? tokens * batch : c->Tn, h);
+    int8_gemm(c, o);
+    bias_grad(c, o, moe ? tokens * batch : c->Tn, h, m->bias);
     freeze(c, o, LORA_DOWN, true);
     base = o;
     if (tg & LORA_DOWN) {
         o = add_op(ops, n, MAX_OPS, "lora_down", OP_GEMM, PART_MLP, SEG_ROW);
-        adapter_dropout(c, base, o, tokens * batch, f, c->qlora, LORA_DOWN);
+        adapter_dropout(c, base, o, tokens * batch, f, c->quant, LORA_DOWN);
         lc->lora_params[PART_MLP] += adapter(c, o, tokens, f, h, batch);
     }
     /*
@@ -575,6 +760,8 @@ static void mlp_ops(const struct ctx *c, bool moe, struct layer_cost *lc)
         membound(c, o, unpermute_bytes, T * m->moe.topk * h * p);
         o->t_dgrad = o->t_fwd;
     }
+    if (m->post_norms)
+        post_norm_op(c, ops, n, "mlp_post_norm", PART_MLP);
     residual_op(c, ops, n, "mlp_residual", PART_MLP);
 }
 
@@ -584,18 +771,22 @@ static void layer_params(const struct scenario *s, bool moe, struct layer_cost *
     const struct model *m = &s->model;
     double tp = s->par.tp, h = m->hidden, d = m->head_dim;
     double q = m->heads * d, kv = m->kv_heads * d;
-    double norm = (m->norm == NORM_LAYERNORM ? 2 : 1) * h;
+    double norm = (m->norm == NORM_LAYERNORM ? 2 : 1) * h * (m->post_norms ? 2 : 1);
     double f = moe ? m->moe.ffn_hidden : m->ffn_hidden;
-    double mats = m->act == ACT_SWIGLU ? 3 : 2;
+    double mats = workload_mlp_matrices(m);
     double mlp = (mats * h * f + (m->bias ? (mats - 1) * f : 0)) / tp + (m->bias ? h : 0);
     double mlp_linear = mats * h * f / tp;
+    /* q/k norm weights (head_dim each) are replicated, sinks and biases follow their heads */
+    double attn_extra = (m->bias       ? (q + 2 * kv) / tp + h
+                         : m->qkv_bias ? (q + 2 * kv) / tp
+                                       : 0) +
+                        (m->qk_norm ? 2 * d : 0) + (m->attn_sinks ? m->heads / tp : 0);
 
     out->linear_params[PART_ATTN] = (h * (q + 2 * kv) + q * h) / tp;
-    out->params[PART_ATTN] =
-        norm + out->linear_params[PART_ATTN] + (m->bias ? (q + 2 * kv) / tp + h : 0);
+    out->params[PART_ATTN] = norm + out->linear_params[PART_ATTN] + attn_extra;
     if (moe) {
         double copies = (double)m->moe.experts / s->par.ep + m->moe.shared_experts;
-        mlp = mlp * copies + h * m->moe.experts;
+        mlp = mlp * copies + h * m->moe.experts + (m->moe.router_bias ? m->moe.experts : 0);
         mlp_linear *= copies;
     }
     out->linear_params[PART_MLP] = mlp_linear;
@@ -690,11 +881,19 @@ static void torchtitan_op_sac(const struct ctx *c, struct layer_cost *out)
 void workload_layer(const struct scenario *s, const struct shard *sh, bool moe,
                     struct layer_cost *out)
 {
+    workload_layer_variant(s, sh, moe, false, out);
+}
+
+void workload_layer_variant(const struct scenario *s, const struct shard *sh, bool moe,
+                            bool windowed, struct layer_cost *out)
+{
     struct ctx c;
     int i;
 
     memset(out, 0, sizeof(*out));
     ctx_init(&c, s, sh);
+    if (windowed)
+        c.window = workload_window_share(sh->s, s->model.window);
     attention_ops(&c, sh, out);
     mlp_ops(&c, moe, out);
     workload_host_bound(s, out);
@@ -733,8 +932,9 @@ void workload_embedding(const struct scenario *s, const struct shard *sh, struct
     membound(&c, o, 2 * act + (m->pos == POS_LEARNED ? act : 0), m->dropout ? c.Tn * m->hidden : 0);
     out->params = (double)m->vocab * m->hidden / s->par.tp +
                   (m->pos == POS_LEARNED ? (double)m->max_seq * m->hidden : 0);
-    if (c.lora) {
-        o->t_dgrad = 0; /* a frozen table needs no scatter-add of gradients */
+    /* a frozen table needs no scatter-add of gradients; a trained copy (modules_to_save) does */
+    if (c.lora && !(s->train.lora.modules_to_save & LORA_SAVE_EMBED)) {
+        o->t_dgrad = 0;
         o->saved = 0;
     }
     for (i = 0; i < out->nops; i++) {
@@ -759,7 +959,11 @@ void workload_head(const struct scenario *s, const struct shard *sh, struct edge
     o = add_op(out->ops, &out->nops, (int)ARRAY_LEN(out->ops), "lm_head", OP_GEMM, 0, SEG_COL);
     /* The output layer keeps its (sequence-sharded) input for the weight gradient (KOR22 §4.3). */
     gemm(&c, o, c.T, v, m->hidden, 1, c.Tn * m->hidden * c.p);
-    freeze(&c, o, 0, false);
+    if (!(s->train.lora.modules_to_save & LORA_SAVE_HEAD)) /* a trained copy keeps its wgrad */
+        freeze(&c, o, 0, false);
+    if (m->logit_softcap)
+        softcap_op(&c, out->ops, &out->nops, (int)ARRAY_LEN(out->ops), "logit_softcap", 0, logits,
+                   false);
     /* Vocab-parallel cross-entropy on fp32 logits (KOR22 §4.3: 4sbv/t kept for backward). */
     o = add_op(out->ops, &out->nops, (int)ARRAY_LEN(out->ops), "cross_entropy", OP_MEM, 0,
                SEG_POST);

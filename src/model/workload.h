@@ -34,7 +34,11 @@
  *   weight to bf16 before every forward and backward GEMM (bitsandbytes
  *   MatMul4Bit): a memory-bound pass reading the NF4 bytes and writing 2 B per
  *   weight, in forward and again in backward. The embedding and the LM head
- *   stay frozen in 16 bits: no weight gradients.
+ *   stay frozen in 16 bits: no weight gradients (unless PEFT's modules_to_save
+ *   trains a copy of them). LoRA on an LLM.int8 base (lora_int8) quantizes each
+ *   base GEMM's input and runs it at the int8 peak, dequantizing the weight
+ *   for the input gradient (int8_op()); DoRA adds the weight norm per forward
+ *   and two saved outputs per adapted projection (dora()).
  * - Bias gradients: a projection with a bias reduces its output gradient over
  *   the tokens in backward (Megatron ColumnParallelLinear grad_output.sum(0)).
  * - The loss: fp32-upcast logits (Megatron's vocab-parallel cross-entropy as
@@ -162,6 +166,18 @@ void workload_shard(const struct scenario *s, struct shard *sh);
 /* Cost of one transformer layer; moe selects the MoE MLP. */
 void workload_layer(const struct scenario *s, const struct shard *sh, bool moe,
                     struct layer_cost *out);
+
+/*
+ * The same for a layer whose attention is `windowed` (workload_is_windowed()):
+ * FlashAttention skips the blocks outside the window (flash-attn 2.3
+ * window_size, as transformers' flash_attention_2 passes sliding_window), so
+ * its FLOPs, model FLOPs included, scale by workload_window_share(); unfused
+ * attention computes every score and masks the rest (transformers' eager
+ * attention with its sliding-window mask): no change. Memory is unchanged
+ * either way (FlashAttention saves Q, K, V, O and the log-sum-exp).
+ */
+void workload_layer_variant(const struct scenario *s, const struct shard *sh, bool moe,
+                            bool windowed, struct layer_cost *out);
 void workload_embedding(const struct scenario *s, const struct shard *sh, struct edge_cost *out);
 void workload_head(const struct scenario *s, const struct shard *sh, struct edge_cost *out);
 
@@ -192,11 +208,29 @@ void workload_host_bound(const struct scenario *s, struct layer_cost *lc);
 /* Is layer i (0-based) an MoE layer? */
 bool workload_is_moe(const struct model *m, int layer);
 
+/* Weight matrices of the (dense or expert) MLP: 2 for GeLU, 3 for SwiGLU and gated GeLU. */
+int workload_mlp_matrices(const struct model *m);
+
+/*
+ * Does layer i attend within a sliding window shorter than the sequence?
+ * model.window > 0 and < training.seq_len, and the layer is not one of the
+ * global layers of model.window_pattern.
+ */
+bool workload_is_windowed(const struct scenario *s, int layer);
+
+/*
+ * The share of full causal attention's query-key pairs that a window of
+ * `window` keys computes over `seq_len` tokens: (2 s w - w^2) / s^2; 1 when
+ * the window is 0 or at least the sequence.
+ */
+double workload_window_share(int seq_len, int window);
+
 /* Parameter counts of the whole model (elements, not sharded). */
 double workload_params_layer(const struct model *m, bool moe);
 double workload_params_embedding(const struct model *m); /* tokens + positions */
 double workload_params_head(const struct model *m);      /* final norm + untied output */
 double workload_params_total(const struct model *m);
+double workload_params_expert(const struct model *m); /* one routed expert, biases included */
 double workload_params_active(const struct model *m); /* per token (MoE: top-k experts) */
 
 /* Projection weights of one layer (q, k, v, o and the MLP matrices; experts included), elements. */
@@ -216,7 +250,15 @@ double workload_lora_params_total(const struct scenario *s);
  */
 double workload_nf4_bytes(bool double_quant);
 
-/* Trainable parameters of the model: all of them, or the LoRA adapters. */
+/*
+ * Trainable parameters of a whole module PEFT trains beside the adapters
+ * (training.lora.modules_to_save): the token embedding (`embedding`) or the LM
+ * head, V * h each, a deep copy next to the frozen original
+ * (ModulesToSaveWrapper, peft/utils/other.py); 0 when not listed or not LoRA.
+ */
+double workload_saved_module_params(const struct scenario *s, bool embedding);
+
+/* Trainable parameters of the model: all of them, or the LoRA adapters and saved modules. */
 double workload_params_trainable(const struct scenario *s);
 
 /*

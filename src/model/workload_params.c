@@ -10,15 +10,25 @@ double workload_params_layer(const struct model *m, bool moe)
 {
     double h = m->hidden, d = m->head_dim;
     double q = m->heads * d, kv = m->kv_heads * d;
-    double norms = (m->norm == NORM_LAYERNORM ? 2 : 1) * h * 2;
-    double attn = h * (q + 2 * kv) + q * h + (m->bias ? q + 2 * kv + h : 0);
+    double norms = (m->norm == NORM_LAYERNORM ? 2 : 1) * h * (m->post_norms ? 4 : 2);
+    double attn = h * (q + 2 * kv) + q * h + (m->bias ? q + 2 * kv + h : 0) +
+                  (!m->bias && m->qkv_bias ? q + 2 * kv : 0) + (m->qk_norm ? 2 * d : 0) +
+                  (m->attn_sinks ? m->heads : 0);
     double f = moe ? m->moe.ffn_hidden : m->ffn_hidden;
-    double mats = m->act == ACT_SWIGLU ? 3 : 2;
+    double mats = workload_mlp_matrices(m);
     double mlp = mats * h * f + (m->bias ? (mats - 1) * f + h : 0);
 
     if (moe)
-        mlp = mlp * (m->moe.experts + m->moe.shared_experts) + h * m->moe.experts;
+        mlp = mlp * (m->moe.experts + m->moe.shared_experts) + h * m->moe.experts +
+              (m->moe.router_bias ? m->moe.experts : 0);
     return norms + attn + mlp;
+}
+
+double workload_params_expert(const struct model *m)
+{
+    double mats = workload_mlp_matrices(m), h = m->hidden, f = m->moe.ffn_hidden;
+
+    return mats * h * f + (m->bias ? (mats - 1) * f + h : 0);
 }
 
 double workload_params_embedding(const struct model *m)
@@ -55,9 +65,8 @@ double workload_params_active(const struct model *m)
             dense.ffn_hidden = m->moe.ffn_hidden;
             /* the router runs for every token */
             total += workload_params_layer(&dense, false) +
-                     (m->moe.topk + m->moe.shared_experts - 1) *
-                         (m->act == ACT_SWIGLU ? 3.0 : 2.0) * m->hidden * m->moe.ffn_hidden +
-                     (double)m->hidden * m->moe.experts;
+                     (m->moe.topk + m->moe.shared_experts - 1) * workload_params_expert(m) +
+                     (double)m->hidden * m->moe.experts + (m->moe.router_bias ? m->moe.experts : 0);
         } else {
             total += workload_params_layer(m, false);
         }
@@ -70,7 +79,7 @@ double workload_linear_params_layer(const struct model *m, bool moe)
     double h = m->hidden, d = m->head_dim;
     double q = m->heads * d, kv = m->kv_heads * d;
     double f = moe ? m->moe.ffn_hidden : m->ffn_hidden;
-    double mats = m->act == ACT_SWIGLU ? 3 : 2;
+    double mats = workload_mlp_matrices(m);
     double copies = moe ? m->moe.experts + m->moe.shared_experts : 1;
 
     return h * (q + 2 * kv) + q * h + mats * h * f * copies;
@@ -88,14 +97,15 @@ double workload_lora_params_layer(const struct scenario *s, bool moe)
 
     if (s->train.finetune == FT_FULL)
         return 0;
-    /* LORA §4.1: B (d_out x r) and A (r x d_in) per adapted matrix. */
-    attn += (tg & LORA_Q) ? r * (h + q) : 0;
-    attn += (tg & LORA_K) ? r * (h + kv) : 0;
-    attn += (tg & LORA_V) ? r * (h + kv) : 0;
-    attn += (tg & LORA_O) ? r * (q + h) : 0;
-    mlp += (tg & LORA_GATE) && m->act == ACT_SWIGLU ? r * (h + f) : 0;
-    mlp += (tg & LORA_UP) ? r * (h + f) : 0;
-    mlp += (tg & LORA_DOWN) ? r * (f + h) : 0;
+    /* LORA §4.1: B (d_out x r) and A (r x d_in) per adapted matrix; DoRA a magnitude per row. */
+    double dm = s->train.lora.dora ? 1 : 0;
+    attn += (tg & LORA_Q) ? r * (h + q) + dm * q : 0;
+    attn += (tg & LORA_K) ? r * (h + kv) + dm * kv : 0;
+    attn += (tg & LORA_V) ? r * (h + kv) + dm * kv : 0;
+    attn += (tg & LORA_O) ? r * (q + h) + dm * h : 0;
+    mlp += (tg & LORA_GATE) && workload_mlp_matrices(m) == 3 ? r * (h + f) + dm * f : 0;
+    mlp += (tg & LORA_UP) ? r * (h + f) + dm * f : 0;
+    mlp += (tg & LORA_DOWN) ? r * (f + h) + dm * h : 0;
     return attn + mlp * copies;
 }
 
@@ -109,11 +119,23 @@ double workload_lora_params_total(const struct scenario *s)
     return total;
 }
 
+double workload_saved_module_params(const struct scenario *s, bool embedding)
+{
+    const struct model *m = &s->model;
+    unsigned bit = embedding ? LORA_SAVE_EMBED : LORA_SAVE_HEAD;
+
+    if (s->train.finetune == FT_FULL || !(s->train.lora.modules_to_save & bit))
+        return 0;
+    /* PEFT ModulesToSaveWrapper deep-copies the module: its V x h weight (tied or not) */
+    return (double)m->vocab * m->hidden;
+}
+
 double workload_params_trainable(const struct scenario *s)
 {
     if (s->train.finetune == FT_FULL)
         return workload_params_total(&s->model);
-    return workload_lora_params_total(s);
+    return workload_lora_params_total(s) + workload_saved_module_params(s, true) +
+           workload_saved_module_params(s, false);
 }
 
 double workload_model_flops(const struct scenario *s)
@@ -121,13 +143,15 @@ double workload_model_flops(const struct scenario *s)
     const struct model *m = &s->model;
     double sq = s->train.seq_len, h = m->hidden, d = m->head_dim;
     double q = m->heads * d, kv = m->kv_heads * d;
-    double attn = 2 * sq * h * (q + 2 * kv) + 2 * sq * q * h + 4 * sq * sq * q;
-    double mats = m->act == ACT_SWIGLU ? 3 : 2;
+    double proj = 2 * sq * h * (q + 2 * kv) + 2 * sq * q * h, core = 4 * sq * sq * q;
+    double win = workload_window_share(s->train.seq_len, m->window);
+    double mats = workload_mlp_matrices(m);
     double fwd = 0;
     int i;
 
     for (i = 0; i < m->layers; i++) {
-        fwd += attn;
+        /* a sliding window computes a share of the pairs (workload_layer_variant()) */
+        fwd += proj + (workload_is_windowed(s, i) ? core * win : core);
         if (workload_is_moe(m, i))
             fwd += 2 * sq * h * m->moe.experts +
                    (m->moe.topk + m->moe.shared_experts) * mats * 2 * sq * h * m->moe.ffn_hidden;

@@ -1,7 +1,8 @@
 /*
  * json_out.c - the JSON result of a run (schema: docs/json-schema.md). The
- * only file that includes cJSON: children are attached to their parent as soon
- * as they are created, so one cJSON_Delete(root) frees everything.
+ * only file that writes JSON with cJSON (import/jsontree.c is the one that reads
+ * it): children are attached to their parent as soon as they are created, so
+ * one cJSON_Delete(root) frees everything.
  */
 #include <cjson/cJSON.h>
 #include <stdlib.h>

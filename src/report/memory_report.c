@@ -84,6 +84,9 @@ static void explain(const struct scenario *s, int cat, const struct layer_cost *
                      memory_frozen_bytes(s, true),
                      s->train.lora.double_quant ? " (double quant)" : "",
                      shard_note(f.params, sh, sizeof(sh)));
+        else if (s->train.finetune == FT_LORA_INT8)
+            snprintf(buf, n, "int8 base %.3f B/param, 16-bit embeddings, adapters%s",
+                     memory_frozen_bytes(s, true), shard_note(f.params, sh, sizeof(sh)));
         else if (s->train.finetune == FT_LORA)
             snprintf(buf, n, "frozen base %.0f B/param + LoRA adapters%s", sb.params,
                      shard_note(f.params, sh, sizeof(sh)));
@@ -120,6 +123,8 @@ static void explain(const struct scenario *s, int cat, const struct layer_cost *
     case MC_WORKSPACE:
         if (s->train.finetune == FT_QLORA)
             snprintf(buf, n, "bf16 copy of one NF4 weight, dequantized per GEMM");
+        else if (s->train.finetune == FT_LORA_INT8)
+            snprintf(buf, n, "16-bit copy of one int8 weight, dequantized per backward GEMM");
         else
             snprintf(buf, n, "transient kernel buffers");
         break;
@@ -157,9 +162,18 @@ static void print_header(FILE *f, const struct scenario *s)
     fprintf(f, "             recompute %s, %s attention, offload %s\n",
             recompute_name(s->train.recompute),
             s->train.attention == ATTN_FLASH ? "flash" : "standard",
-            s->train.offload == OFFLOAD_NONE        ? "none"
-            : s->train.offload == OFFLOAD_OPTIMIZER ? "optimizer"
-                                                    : "params");
+            s->train.offload == OFFLOAD_NONE          ? "none"
+            : s->train.offload == OFFLOAD_OPTIMIZER   ? "optimizer"
+            : s->train.offload == OFFLOAD_PARAMS_ONLY ? "params_only"
+                                                      : "params");
+    if (s->train.activation_offload != ACT_OFFLOAD_NONE || s->train.paged_optimizer)
+        fprintf(
+            f, "             %s%s%s\n",
+            s->train.activation_offload == ACT_OFFLOAD_STREAMS ? "activations offloaded (streams)"
+            : s->train.activation_offload == ACT_OFFLOAD_SYNC  ? "activations offloaded (sync)"
+                                                               : "",
+            s->train.activation_offload != ACT_OFFLOAD_NONE && s->train.paged_optimizer ? ", " : "",
+            s->train.paged_optimizer ? "paged optimizer" : "");
     fprintf(f, "  layout     dp %d x tp %d x pp %d, sharding %s\n", s->par.dp, s->par.tp, s->par.pp,
             sharding_name(s->par.sharding));
 }

@@ -21,6 +21,7 @@
 #include "model/cost.h"
 #include "model/memory.h"
 #include "model/partition.h"
+#include "strategy/dp_internal.h"
 #include "strategy/rules.h"
 #include "strategy/strategy.h"
 
@@ -73,8 +74,8 @@ int strategy_stage_layers(const struct scenario *s, int stage)
 
 /* ---- units ---------------------------------------------------------------- */
 
-static void add_unit(struct build *b, int kind, int layer, int chunk, bool moe, double params,
-                     double expert)
+static void add_unit(struct build *b, int kind, int layer, int chunk, bool moe, bool window,
+                     double params, double expert)
 {
     struct unit *u;
 
@@ -85,6 +86,7 @@ static void add_unit(struct build *b, int kind, int layer, int chunk, bool moe, 
     u->layer = layer;
     u->chunk = chunk;
     u->moe = moe;
+    u->window = window;
     u->params = params;
     u->expert_params = expert;
 }
@@ -103,7 +105,7 @@ static void make_units(struct build *b, const int *part)
         b->chunk_layers[c] = part[c * pp + b->stage];
         b->chunk_first[c] = b->nunits;
         if (b->stage == 0 && c == 0)
-            add_unit(b, UNIT_EMBED, -1, c, false, b->embed.params, 0);
+            add_unit(b, UNIT_EMBED, -1, c, false, false, b->embed.params, 0);
         for (i = 0; i < b->chunk_layers[c]; i++) {
             int layer = first_layer + i;
             bool moe = workload_is_moe(&s->model, layer);
@@ -112,14 +114,15 @@ static void make_units(struct build *b, const int *part)
             double expert = 0;
             if (moe) {
                 const struct model *m = &s->model;
-                double mats = m->act == ACT_SWIGLU ? 3 : 2;
-                expert = mats * m->hidden * m->moe.ffn_hidden / s->par.tp *
-                         ((double)m->moe.experts / s->par.ep);
+                double mats = workload_mlp_matrices(m), f = m->moe.ffn_hidden;
+                double each = (mats * m->hidden * f + (m->bias ? (mats - 1) * f : 0)) / s->par.tp +
+                              (m->bias ? m->hidden : 0); /* as workload.c layer_params() */
+                expert = each * ((double)m->moe.experts / s->par.ep);
             }
-            add_unit(b, UNIT_LAYER, layer, c, moe, total, expert);
+            add_unit(b, UNIT_LAYER, layer, c, moe, workload_is_windowed(s, layer), total, expert);
         }
         if (b->stage == pp - 1 && c == b->v - 1)
-            add_unit(b, UNIT_HEAD, -1, c, false, b->head.params, 0);
+            add_unit(b, UNIT_HEAD, -1, c, false, false, b->head.params, 0);
     }
     b->chunk_first[b->v] = b->nunits;
 }
@@ -139,7 +142,7 @@ enum recompute strategy_unit_recompute(const struct build *b, int ui)
 
 static const struct layer_cost *unit_cost(const struct build *b, int ui)
 {
-    return b->units[ui].moe ? &b->layer_moe : &b->layer;
+    return strategy_unit_cost(b, &b->units[ui]);
 }
 
 static const struct layer_mods *unit_mods(const struct build *b, int ui)
@@ -226,6 +229,60 @@ static int edge_forward(struct build *b, const struct unit *u, int mb, int prev,
     return t;
 }
 
+/*
+ * Activation offloading (training.activation_offload; TRL 0.2x
+ * trl/models/activation_offloading.py OffloadActivations, which Axolotl's
+ * activation_offloading and `gradient_checkpointing: offload` enable): a
+ * saved-tensors hook copies each layer's saved tensors to pinned host memory
+ * during the forward and back on first use in the backward. With streams the
+ * device-to-host copy runs on a side stream beside the next compute and the
+ * GPU copy is freed when it completes; without (Axolotl's "legacy") it runs
+ * on the compute stream, which waits for it. With streams the compute stream
+ * still waits for the copy of the tensor max_fwd_stash_size (5) saves back
+ * before saving another (`self.s0.wait_event(ev)` in pack_tensor), fewer than
+ * a layer's: modelled as the next layer waiting for this layer's copy, so at
+ * most two layers' tensors are in flight and the forward runs no faster than
+ * the link. Either way the backward waits for the host-to-device copy of the
+ * tensors it unpacks (`s0.wait_stream(s1)`). What moves is what the layer
+ * saves under its recompute: the checkpointed input under full recomputation,
+ * everything otherwise. Returns what the next unit waits for.
+ */
+static int offload_activations(struct build *b, int ui, double bytes, int t, int last)
+{
+    struct prog *p = b->p;
+    int c, wait, join;
+
+    if (b->s->train.activation_offload == ACT_OFFLOAD_NONE || bytes <= 0)
+        return t;
+    c = offload_copy(b, false, bytes, last, "activations L%d to host", b->units[ui].layer);
+    task_mem_end(&p->tasks[c], MC_ACT, -bytes_i64(bytes));
+    wait = c;
+    if (b->s->train.activation_offload == ACT_OFFLOAD_STREAMS) {
+        wait = b->act_d2h;
+        b->act_d2h = c;
+        if (wait < 0)
+            return t;
+    }
+    join = prog_mark(p, ST_COMPUTE, prog_label(p, "wait for the activation copy", 0));
+    prog_dep(p, join, wait);
+    if (t >= 0 && t != wait)
+        prog_dep(p, join, t);
+    return join;
+}
+
+/* The backward's copy of an offloaded layer's saved tensors back to the device, after `prev`. */
+static int fetch_activations(struct build *b, int ui, double bytes, int prev)
+{
+    struct prog *p = b->p;
+    int c, dep = prev >= 0 ? prev : b->last_bwd >= 0 ? b->last_bwd : b->last_fwd;
+
+    if (b->s->train.activation_offload == ACT_OFFLOAD_NONE || bytes <= 0)
+        return prev;
+    c = offload_copy(b, true, bytes, dep, "activations L%d to device", b->units[ui].layer);
+    task_mem_start(&p->tasks[c], MC_ACT, bytes_i64(bytes));
+    return c;
+}
+
 static int unit_forward(struct build *b, int ui, int mb, int prev)
 {
     const struct unit *u = &b->units[ui];
@@ -236,9 +293,11 @@ static int unit_forward(struct build *b, int ui, int mb, int prev)
     if (u->kind == UNIT_LAYER) {
         const struct layer_cost *lc = unit_cost(b, ui);
         enum recompute rc = strategy_unit_recompute(b, ui);
+        double saved = lc->act[rc];
         t = layer_forward(b, ui, mb, TC_FWD, prev, dep, &first, &last);
-        task_mem_end(&p->tasks[last], MC_ACT, bytes_i64(lc->act[rc]));
+        task_mem_end(&p->tasks[last], MC_ACT, bytes_i64(saved));
         strategy_mark_modules(b, last, true, unit_mods(b, ui)->saved[rc], 1);
+        t = offload_activations(b, ui, saved, t, last);
     } else {
         t = edge_forward(b, u, mb, prev, dep, &last);
     }
@@ -270,6 +329,7 @@ static int unit_layer_backward(struct build *b, int ui, int mb, int prev, int mo
         b->last_bwd = last;
         return t;
     }
+    t = fetch_activations(b, ui, saved, t);
     if (rc == RC_FULL) {
         extra = lc->act[RC_NONE] - lc->act[RC_FULL];
         t = layer_forward(b, ui, mb, TC_RECOMPUTE, t, dep, &first, &last);
@@ -507,11 +567,17 @@ static void build_stage(const struct scenario *s, const struct layout *l, const 
     b.m = s->train.global_batch / (s->train.micro_batch * s->par.dp);
     b.dp = dp;
     b.last_bwd = b.last_fwd = -1;
+    b.act_d2h = -1;
     b.step_last = b.step_prev = -1;
     workload_shard(s, &b.sh);
     workload_layer(s, &b.sh, false, &b.layer);
     if (s->model.moe.experts > 0)
         workload_layer(s, &b.sh, true, &b.layer_moe);
+    if (s->model.window > 0 && s->model.window < s->train.seq_len) {
+        workload_layer_variant(s, &b.sh, false, true, &b.layer_win);
+        if (s->model.moe.experts > 0)
+            workload_layer_variant(s, &b.sh, true, true, &b.layer_moe_win);
+    }
     workload_embedding(s, &b.sh, &b.embed);
     workload_head(s, &b.sh, &b.head);
     b.tp_bytes = b.layer.tp_bytes;

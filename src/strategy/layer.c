@@ -138,10 +138,17 @@ void layer_split(struct build *b)
 {
     int part;
 
+    const struct model *m = &b->s->model;
+    bool win = m->window > 0 && m->window < b->s->train.seq_len;
+
     for (part = 0; part < PART_COUNT; part++) {
         split_part(&b->layer, part, &b->split[0][part]);
-        if (b->s->model.moe.experts > 0)
+        if (m->moe.experts > 0)
             split_part(&b->layer_moe, part, &b->split[1][part]);
+        if (win)
+            split_part(&b->layer_win, part, &b->split[2][part]);
+        if (win && m->moe.experts > 0)
+            split_part(&b->layer_moe_win, part, &b->split[3][part]);
     }
 }
 
@@ -319,8 +326,8 @@ static void lctx_init(struct lctx *x, const struct build *b, const struct unit *
 {
     const struct parallelism *par = &b->s->par;
 
-    x->lc = u->moe ? &b->layer_moe : &b->layer;
-    x->ps = b->split[u->moe ? 1 : 0];
+    x->lc = strategy_unit_cost(b, u);
+    x->ps = b->split[strategy_unit_variant(u)];
     x->ntp = par->tp;
     x->ncp = par->cp;
     x->tp = par->tp > 1;
@@ -560,7 +567,7 @@ static int emit_forward(struct build *b, const void *arg, int *out)
 {
     const struct fwd_args *a = arg;
     const struct unit *u = &b->units[a->ui];
-    sim_time next_pre = a->nx ? b->split[a->nx->moe ? 1 : 0][PART_ATTN].fwd.pre : 0;
+    sim_time next_pre = a->nx ? b->split[strategy_unit_variant(a->nx)][PART_ATTN].fwd.pre : 0;
     struct lctx x;
     struct em e;
     bool folded;
@@ -587,9 +594,10 @@ int layer_forward(struct build *b, int ui, int mb, int tcat, int prev, int dep, 
         a.nx = next_layer(b, ui, 1);
         a.skip = b->pre_folded;
     }
-    folded = stamped(
-        b, stamp_key(KEY_FWD, tcat, u->moe, a.skip, a.nx ? 1 + a.nx->moe : 0, mb < 0, prev, dep),
-        u->layer, mb, prev, dep, out, emit_forward, &a);
+    folded = stamped(b,
+                     stamp_key(KEY_FWD, tcat, strategy_unit_variant(u), a.skip,
+                               a.nx ? 1 + strategy_unit_variant(a.nx) : 0, mb < 0, prev, dep),
+                     u->layer, mb, prev, dep, out, emit_forward, &a);
     if (tcat == TC_FWD)
         b->pre_folded = folded && a.nx != NULL;
     *first = out[1];
@@ -707,7 +715,7 @@ static int emit_backward(struct build *b, const void *arg, int *out)
         part_backward(&e, &x, PART_MLP, mode == 0, a->skip);
         part_backward(&e, &x, PART_ATTN, mode == 0, false);
         if (a->fold) {
-            const struct part_split *ns = &b->split[nx->moe ? 1 : 0][PART_MLP];
+            const struct part_split *ns = &b->split[strategy_unit_variant(nx)][PART_MLP];
             em_add(&e, with_wgrad(ns->dgrad.post, ns->wgrad.post, mode == 0),
                    "mlp residual bwd L%d");
         }
@@ -733,13 +741,14 @@ int layer_backward(struct build *b, int ui, int mb, int mode, int prev, int dep,
          */
         const struct unit *nx = next_layer(b, ui, -1);
         enum recompute rc = nx ? strategy_unit_recompute(b, (int)(nx - b->units)) : RC_NONE;
-        const struct layer_cost *nlc = nx && nx->moe ? &b->layer_moe : &b->layer;
+        const struct layer_cost *nlc = nx ? strategy_unit_cost(b, nx) : &b->layer;
         a.nx = nx;
         a.fold = nx && (rc == RC_NONE || (rc == RC_SELECTIVE && nlc->recompute_selective == 0));
         a.skip = b->post_folded;
     }
     stamped(b,
-            stamp_key(KEY_BWD, mode, u->moe, a.skip, a.fold ? 1 + a.nx->moe : 0, mb < 0, prev, dep),
+            stamp_key(KEY_BWD, mode, strategy_unit_variant(u), a.skip,
+                      a.fold ? 1 + strategy_unit_variant(a.nx) : 0, mb < 0, prev, dep),
             u->layer, mb, prev, dep, out, emit_backward, &a);
     if (mode != 2)
         b->post_folded = a.fold;

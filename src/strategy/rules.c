@@ -230,7 +230,7 @@ int rules_zero3_weight_tensors(const struct scenario *s, int kind, bool moe, dou
     if (kind == UNIT_LAYER && !moe) {
         elems[n++] = h * (q + 2 * kv) / tp;
         elems[n++] = q * h / tp;
-        elems[n++] = h * f * (m->act == ACT_SWIGLU ? 2 : 1) / tp;
+        elems[n++] = h * f * (workload_mlp_matrices(m) - 1) / tp;
         elems[n++] = f * h / tp;
     } else if (kind == UNIT_EMBED) {
         elems[n++] = (double)m->vocab * h / tp;

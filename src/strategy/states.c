@@ -17,12 +17,14 @@ void states_unit_roles(const struct build *b, int unit, struct param_roles *out)
     const struct unit *u = &b->units[unit];
 
     if (u->kind == UNIT_LAYER) {
-        const struct layer_cost *lc = u->moe ? &b->layer_moe : &b->layer;
+        const struct layer_cost *lc = strategy_unit_cost(b, u);
         memory_roles(b->s, u->params, lc->linear_params[PART_ATTN] + lc->linear_params[PART_MLP],
                      lc->lora_params[PART_ATTN] + lc->lora_params[PART_MLP], u->expert_params, out);
     } else {
-        /* Embedding and head: never quantized, never adapted (QLoRA keeps them 16-bit). */
+        /* Embedding and head: never quantized, never adapted (QLoRA keeps them 16-bit); a
+         * module PEFT trains whole (modules_to_save) adds its trained copy, vocab-sharded. */
         memory_roles(b->s, u->params, 0, 0, 0, out);
+        out->trainable += workload_saved_module_params(b->s, u->kind == UNIT_EMBED) / b->s->par.tp;
     }
 }
 
@@ -74,6 +76,8 @@ static void emit_categories(struct build *b, const double bytes[MC_COUNT])
         params = "parameters (frozen base + LoRA adapters)";
     else if (b->s->train.finetune == FT_QLORA)
         params = "parameters (NF4 base + LoRA adapters)";
+    else if (b->s->train.finetune == FT_LORA_INT8)
+        params = "parameters (int8 base + LoRA adapters)";
     states_emit_static(b, MC_PARAMS, bytes[MC_PARAMS], params);
     states_emit_static(b, MC_MASTER, bytes[MC_MASTER], "fp32 master weights");
     states_emit_static(b, MC_GRADS, bytes[MC_GRADS], "gradients");
@@ -107,7 +111,11 @@ void states_emit_model_states(struct build *b, const struct shard_factors *f)
     emit_categories(b, bytes);
     if (!isinf(d.params))
         states_emit_static(b, MC_WORKSPACE, memory_dequant_bytes(b->s),
-                           "QLoRA dequantized weight (bf16 copy of one NF4 projection)");
+                           b->s->train.finetune == FT_LORA_INT8
+                               ? "LLM.int8 dequantized weight (16-bit copy for the input gradient)"
+                               : "QLoRA dequantized weight (bf16 copy of one NF4 projection)");
+    states_emit_static(b, MC_WORKSPACE, memory_dora_bytes(b->s),
+                       "DoRA weight norm (eye, BA and W + BA of the widest adapted projection)");
     for (i = 0; i < b->nunits; i++)
         layers += b->units[i].kind == UNIT_LAYER;
     retained = memory_qlora_retained_bytes(b->s, layers);

@@ -36,6 +36,7 @@ struct unit {
     int layer; /* global layer index (UNIT_LAYER) */
     int chunk; /* model chunk on this stage (interleaved schedules) */
     bool moe;
+    bool window;          /* sliding-window attention (workload_is_windowed()) */
     double params;        /* parameters held by this rank before DP sharding, elements */
     double expert_params; /* of which expert parameters (sharded by EP, reduced over EDP) */
 };
@@ -119,6 +120,7 @@ struct build {
     int v;     /* model chunks per stage */
     struct shard sh;
     struct layer_cost layer, layer_moe;
+    struct layer_cost layer_win, layer_moe_win; /* windowed attention (models with a window) */
     struct edge_cost embed, head;
     struct unit *units; /* this stage's units, forward order (chunk-major) */
     int nunits;
@@ -131,7 +133,7 @@ struct build {
     double tp_bytes; /* one TP collective */
     /* model-parallel state (build.c, layer.c) */
     int *chunk_layers;                      /* layers of each chunk on this stage, size v */
-    struct part_split split[2][PART_COUNT]; /* [moe][part] piece durations */
+    struct part_split split[4][PART_COUNT]; /* [strategy_unit_variant()][part] piece durations */
     double kv_bytes;                        /* CP: one K/V chunk passed around the ring, bytes */
     double a2a_bytes;                       /* EP: one dispatch (or combine) per rank, bytes */
     double moe_imbalance;                   /* EP: busiest expert rank's load / mean, >= 1 */
@@ -140,6 +142,7 @@ struct build {
     bool pre_folded;  /* the next layer's forward norm was emitted with this layer (layer.c) */
     bool post_folded; /* the next layer's first backward piece was emitted with this layer */
     struct build_mods mods; /* activation marks by module (modules.c) */
+    int act_d2h;      /* activation offload: the last layer's copy to the host, or -1 */
 };
 
 /* ---- modules of the activation marks (modules.c) ------------------------------------ */
@@ -165,6 +168,21 @@ void strategy_modules_init(struct build *b);
  * of task `task` (prog_mem_modules(), memoized by the member). */
 void strategy_mark_modules(struct build *b, int task, bool at_end, const int64_t bytes[MM_COUNT],
                            int sign);
+
+/* A layer unit's cost variant: bit 0 MoE, bit 1 windowed attention (index of build.split). */
+static inline int strategy_unit_variant(const struct unit *u)
+{
+    return (u->moe ? 1 : 0) | (u->window ? 2 : 0);
+}
+
+/* The cost of a layer unit: dense or MoE, full or windowed attention. */
+static inline const struct layer_cost *strategy_unit_cost(const struct build *b,
+                                                          const struct unit *u)
+{
+    if (u->window)
+        return u->moe ? &b->layer_moe_win : &b->layer_win;
+    return u->moe ? &b->layer_moe : &b->layer;
+}
 
 /* The layer split over stages and chunks is in partition.h (pp_partition). */
 

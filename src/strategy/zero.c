@@ -125,9 +125,16 @@ struct zero {
     bool overlap;            /* reductions on their own stream (overlap_comm) */
 };
 
+/* Do gradients go to the host (ZeRO-Offload)? Not under offload_param alone. */
 static bool offload_grads(const struct scenario *s)
 {
-    return s->train.offload != OFFLOAD_NONE;
+    return s->train.offload == OFFLOAD_OPTIMIZER || s->train.offload == OFFLOAD_PARAMS;
+}
+
+/* Do the 16-bit parameter partitions live on the host (offload_param)? */
+static bool offload_params(const struct scenario *s)
+{
+    return s->train.offload == OFFLOAD_PARAMS || s->train.offload == OFFLOAD_PARAMS_ONLY;
 }
 
 static double param_elem_bytes(const struct scenario *s)
@@ -231,6 +238,15 @@ static int partition_step(struct build *b, struct zero *z, int dep)
     double n = z->pg.size, part = z->params / n;
     int t;
 
+    if (b->s->train.offload == OFFLOAD_PARAMS_ONLY) {
+        /*
+         * offload_param without offload_optimizer (DeepSpeed stage3.py: the fp32
+         * partition and the optimizer stay on the GPU): the step runs there and
+         * the updated 16-bit partition goes back to its host copy.
+         */
+        t = emit_optimizer(b, part, memory_optimizer_traffic(b->s), dep);
+        return offload_copy(b, false, part * z->pbytes, t, "updated partition to host", 0);
+    }
     if (!offload_grads(b->s))
         return emit_optimizer(b, part, memory_optimizer_traffic(b->s), dep);
     t = offload_cpu_step(b, part, z->last_d2h >= 0 ? z->last_d2h : dep);
@@ -490,12 +506,15 @@ static int fetch(struct build *b, struct zero *z, int ui, int dep)
         return u->ready;
     u->avail = true;
     u->ready = -1;
-    if (z->pg.size <= 1 || u->gather_bytes <= 0)
+    if ((z->pg.size <= 1 && !offload_params(b->s)) || u->gather_bytes <= 0)
         return -1;
-    if (b->s->train.offload == OFFLOAD_PARAMS)
+    if (offload_params(b->s))
         h2d = offload_copy(b, true, u->gather_bytes / z->pg.size, dep, "param partition to device",
                            0);
-    if (z->ds2021) {
+    if (z->pg.size <= 1) {
+        /* one rank: nothing to gather, the host copy comes in whole (ZeRO-Infinity on one GPU) */
+        ag = first = h2d;
+    } else if (z->ds2021) {
         ag = fetch_tensors(b, z, ui, false, u->gather_bytes, h2d >= 0 ? h2d : dep, &first);
     } else {
         ag = dp_pg_coll(b, &z->pg, ST_DP_GATHER, COLL_ALL_GATHER, u->gather_bytes, "fetch unit %d",
@@ -514,7 +533,7 @@ static void release(struct build *b, struct zero *z, int ui, int after)
     if (!u->avail)
         return;
     u->avail = false;
-    if (z->pg.size > 1 && u->gather_bytes > 0)
+    if ((z->pg.size > 1 || offload_params(b->s)) && u->gather_bytes > 0)
         dp_mem_mark(b, ST_COMPUTE, after, MC_GATHERED, -u->gather_bytes, "release gathered unit");
 }
 

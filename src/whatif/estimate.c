@@ -148,12 +148,19 @@ void estimator_free(struct estimator *e)
     free(e);
 }
 
-static const struct layer_sum *layer_of(struct estimator *e, const struct scenario *s, bool moe)
+static const struct layer_sum *layer_of(struct estimator *e, const struct scenario *s, bool moe,
+                                        bool windowed)
 {
     const struct parallelism *p = &s->par;
     /* The model code changes what a layer saves and does: with `auto` it follows the layout */
-    int64_t key[KEYLEN] = { MK_LAYER, s->train.micro_batch, p->tp, p->cp,
-                            p->ep,    p->sequence_parallel, moe,   scenario_model_code(s) };
+    int64_t key[KEYLEN] = { MK_LAYER,
+                            s->train.micro_batch,
+                            p->tp,
+                            p->cp,
+                            p->ep,
+                            p->sequence_parallel,
+                            (int64_t)moe | (int64_t)windowed << 1,
+                            scenario_model_code(s) };
     bool found;
     struct layer_sum *v = memo_get(&e->layers, key, &found);
     struct layer_cost lc;
@@ -162,7 +169,7 @@ static const struct layer_sum *layer_of(struct estimator *e, const struct scenar
     if (found)
         return v;
     workload_shard(s, &sh);
-    workload_layer(s, &sh, moe, &lc);
+    workload_layer_variant(s, &sh, moe, windowed, &lc);
     v->fwd = est_sec(lc.fwd[PART_ATTN] + lc.fwd[PART_MLP]);
     v->bwd = est_sec(lc.dgrad[PART_ATTN] + lc.dgrad[PART_MLP] + lc.wgrad[PART_ATTN] +
                      lc.wgrad[PART_MLP]);
@@ -306,8 +313,14 @@ static void prepare(struct cand *c, struct estimator *e, const struct scenario *
     c->s = s;
     c->e = e;
     c->m = s->train.global_batch / (s->train.micro_batch * p->dp);
-    c->ld = layer_of(e, s, false);
-    c->lm = s->model.moe.experts > 0 ? layer_of(e, s, true) : c->ld;
+    c->ld = layer_of(e, s, false, false);
+    c->lm = s->model.moe.experts > 0 ? layer_of(e, s, true, false) : c->ld;
+    c->lw = c->ld;
+    c->lmw = c->lm;
+    if (s->model.window > 0 && s->model.window < s->train.seq_len) {
+        c->lw = layer_of(e, s, false, true);
+        c->lmw = s->model.moe.experts > 0 ? layer_of(e, s, true, true) : c->lw;
+    }
     c->edge = edge_of(e, s);
     c->dp_g = est_group(e, s, COMM_DP);
     memory_shard_factors(s, &c->f);

@@ -52,6 +52,8 @@ struct cand {
     int m;                       /* micro-batches per step */
     const struct layer_sum *ld;  /* dense layer */
     const struct layer_sum *lm;  /* MoE layer (== ld for dense models) */
+    const struct layer_sum *lw;  /* dense layer with windowed attention (== ld without a window) */
+    const struct layer_sum *lmw; /* MoE layer with windowed attention (== lm without a window) */
     const struct edge_sum *edge; /* embedding, head */
     double t_block;              /* TP collectives of one block, s */
     double t_a2a;                /* one MoE all-to-all, s */

@@ -90,6 +90,8 @@ double est_stage_memory(const struct cand *c, const struct stage_sum *st, int st
         mem[MC_COMM] += memory_ddp_bucket_bytes(s, roles.trainable * sb.grads);
     mem[MC_ACT] = prof.max_layers * st->act / v +
                   memory_qlora_retained_bytes(s, st->dense + st->moe); /* the last micro-batch */
+    if (s->train.activation_offload != ACT_OFFLOAD_NONE) /* the layer in use and the one moving */
+        mem[MC_ACT] = 2 * st->act / (st->dense + st->moe > 0 ? st->dense + st->moe : 1);
     if (rc != RC_NONE)
         mem[MC_ACT] += c->ld->act[RC_NONE] - c->ld->act[rc]; /* one layer recomputed */
     mem[MC_ACT] += c->ld->bwd_transient;                     /* the layer in backward (build.c) */

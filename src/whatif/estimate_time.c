@@ -50,6 +50,20 @@ static double grad_accum_s(const struct cand *c, double params)
     return (first + (c->m - 1) * later) / c->m;
 }
 
+/*
+ * Activation offloading's exposed copy time per layer and micro-batch (build.c
+ * offload_activations()): the backward waits for the copy back; synchronous
+ * copies block the forward too. Approximation: the PCIe link alone, no contention.
+ */
+static double act_offload_s(const struct scenario *s, double bytes)
+{
+    double bw = s->hw.pcie.bw_Bps;
+
+    if (s->train.activation_offload == ACT_OFFLOAD_NONE || !(bw > 0))
+        return 0;
+    return bytes / bw * (s->train.activation_offload == ACT_OFFLOAD_SYNC ? 2 : 1);
+}
+
 void est_stage_sums(const struct cand *c, int pp, struct stage_sum *st)
 {
     const struct scenario *s = c->s;
@@ -61,14 +75,16 @@ void est_stage_sums(const struct cand *c, int pp, struct stage_sum *st)
         for (int k = 0; k < pp; k++)
             for (int i = 0; i < part[ch * pp + k]; i++, l++) {
                 bool moe = workload_is_moe(&s->model, l);
-                const struct layer_sum *ls = moe ? c->lm : c->ld;
+                bool win = workload_is_windowed(s, l);
+                const struct layer_sum *ls = win ? (moe ? c->lmw : c->lw) : moe ? c->lm : c->ld;
                 enum recompute rc = rules_layer_recompute(s, l, i); /* as build.c */
                 double re = rc == RC_FULL ? ls->fwd : rc == RC_SELECTIVE ? ls->rc_sel : 0;
                 int blocks = rc == RC_FULL ? 6 : 4;
+                double off = act_offload_s(s, ls->act[rc]);
                 st[k].moe += moe;
                 st[k].dense += !moe;
-                st[k].comp += ls->fwd + ls->bwd + re;
-                st[k].t_bwd += ls->bwd + re + c->t_block * (blocks - 2) + c->t_cp_b;
+                st[k].comp += ls->fwd + ls->bwd + re + off;
+                st[k].t_bwd += ls->bwd + re + c->t_block * (blocks - 2) + c->t_cp_b + off;
                 st[k].tp += c->t_block * blocks;
                 st[k].cpep += c->t_cp_f + c->t_cp_b + (moe ? 4 * c->t_a2a : 0);
                 st[k].params += ls->params;

@@ -28,6 +28,13 @@ void sweep_init(struct sweep *sw, const char *path, const struct scenario *base,
     sw->npoints = 1;
 }
 
+void sweep_set_text(struct sweep *sw, const char *name, const char *text, size_t len)
+{
+    sw->text = text;
+    sw->text_name = name;
+    sw->text_len = len;
+}
+
 void sweep_release(struct sweep *sw)
 {
     for (int a = 0; a < sw->naxes; a++) {
@@ -197,7 +204,11 @@ static struct scenario *reload(const struct sweep *sw, long index, char *msg, si
         args[a] = xasprintf("%s=%s", ax->key, val);
         o[sw->novr + a] = (struct cfg_override){ ax->key, val, args[a] };
     }
-    s = cfg_load_scenario(sw->path, o, n, diag ? diag : stderr);
+    s = sw->text ? cfg_load_scenario_mem(sw->text_name, sw->text, sw->text_len, o, n,
+                                         diag ? diag : stderr)
+                 : cfg_load_scenario(sw->path, o, n, diag ? diag : stderr);
+    if (s && sw->text)
+        s->path = sw->path;
     if (diag)
         fclose(diag);
     if (!s)

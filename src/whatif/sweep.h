@@ -71,6 +71,10 @@ struct sweep {
     long npoints; /* product of the axes' value counts */
     bool weak;    /* global batch follows the GPU count */
     bool dp_axis; /* an axis sets parallelism.dp */
+    /* The scenario's YAML when it was not read from `path` (an imported config, --from):
+     * reloads load it from memory under text_name. NULL: reload `path`. Borrowed. */
+    const char *text, *text_name;
+    size_t text_len;
 };
 
 enum sweep_status {
@@ -104,6 +108,9 @@ struct sweep_point {
 
 void sweep_init(struct sweep *sw, const char *path, const struct scenario *base,
                 const struct cfg_override *ovr, int novr, bool weak);
+
+/* The scenario's text for reloads when it was imported (--from): see struct sweep. */
+void sweep_set_text(struct sweep *sw, const char *name, const char *text, size_t len);
 void sweep_release(struct sweep *sw);
 
 /*

@@ -1,0 +1,123 @@
+/*
+ * rules.c - rules the importers share: bf16 on the --hardware GPU, the cluster from --gpus,
+ * paths named inside configs, the decoder class of the model (accelerate's FSDP wrap check).
+ */
+#define _POSIX_C_SOURCE 200809L /* stat() */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config/config.h"
+#include "import/import_internal.h"
+
+bool imp_hw_bf16(const struct imp *im)
+{
+    /* torch.cuda.is_bf16_supported(): compute capability >= 8.0 (Ampere and later) */
+    return im->hw && im->hw->gpu.arch >= ARCH_AMPERE && im->hw->gpu.flops[DT_BF16] > 0;
+}
+
+int imp_gpus(const struct imp *im)
+{
+    const char *g = imp_get(im, "cluster.gpus");
+
+    return g ? atoi(g) : im->rq->gpus > 0 ? im->rq->gpus : 1;
+}
+
+int imp_cluster(struct imp *im, int deflt, const struct yt_node *from, const char *why)
+{
+    int gpus = im->rq->gpus > 0 ? im->rq->gpus : deflt, gpn = im->hw ? im->hw->gpus_per_node : 1;
+    const char *comment;
+
+    if (gpus <= 0)
+        return imp_error(im, NULL, "the %s does not say how many GPUs run it: pass --gpus",
+                         im->files[0].role);
+    if (im->rq->gpus > 0 && deflt > 0 && deflt != im->rq->gpus)
+        return imp_error(im, from, "%s says %d GPU%s but --gpus is %d", why, deflt,
+                         deflt == 1 ? "" : "s", im->rq->gpus);
+    comment = im->rq->gpus > 0
+                  ? (from ? imp_fmt(im, "--gpus (= %s %s)", imp_at(im, from), why) : "--gpus")
+                  : imp_fmt(im, "%s %s", imp_at(im, from), why);
+    if (gpus > gpn) {
+        if (gpus % gpn)
+            return imp_error(im, from,
+                             "%d GPUs are not a whole number of '%s' nodes (%d GPUs each)", gpus,
+                             im->hw->name, gpn);
+        imp_putf(im, "cluster.nodes",
+                 imp_fmt(im, "%d GPUs / %d per node of %s", gpus, gpn, im->hw->name), "%d",
+                 gpus / gpn);
+    } else {
+        imp_put(im, "cluster.nodes", "1",
+                imp_fmt(im, "%d GPU%s of one %s node", gpus, gpus == 1 ? "" : "s",
+                        im->hw ? im->hw->name : "hardware"));
+    }
+    imp_putf(im, "cluster.gpus", comment, "%d", gpus);
+    return 0;
+}
+
+static bool is_file(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+const char *imp_resolve_path(struct imp *im, const char *name, const struct imp_file *from,
+                             const char **tried, bool *from_cwd)
+{
+    const char *slash = strrchr(from->path, '/');
+    const char *beside;
+
+    *from_cwd = true;
+    if (name[0] == '/' || is_file(name)) {
+        *tried = imp_fmt(im, "'%s'", name);
+        return is_file(name) ? name : NULL;
+    }
+    beside = slash ? imp_fmt(im, "%.*s/%s", (int)(slash - from->path), from->path, name) : name;
+    *tried = imp_fmt(im, "'%s' (from the working directory) and '%s' (beside %s)", name, beside,
+                     from->path);
+    if (slash && is_file(beside)) {
+        *from_cwd = false;
+        return beside;
+    }
+    return NULL;
+}
+
+bool imp_decoder_matches(const struct imp *im, const char *cls)
+{
+    return !im->model.known || !im->model.decoder || strcmp(cls, im->model.decoder) == 0;
+}
+
+const char *imp_set_value(const struct imp *im, const char *key)
+{
+    const char *v = NULL;
+
+    for (int i = 0; i < im->rq->nsets; i++) /* the last one wins, as the loader applies them */
+        if (strcmp(im->rq->sets[i].key, key) == 0)
+            v = im->rq->sets[i].value;
+    return v;
+}
+
+int imp_from_set(struct imp *im, const char *key, const char *what)
+{
+    const char *v = imp_set_value(im, key);
+
+    if (!v)
+        return imp_error(im, NULL, "%s gives no %s: pass --set %s=VALUE", im->files[0].path, what,
+                         key);
+    imp_put(im, key, v, imp_fmt(im, "--set %s=%s (not in the sources)", key, v));
+    return 0;
+}
+
+int imp_training_defaults(struct imp *im)
+{
+    if (imp_cluster(im, 0, NULL, NULL))
+        return -1;
+    if (imp_from_set(im, "training.seq_len", "sequence length") ||
+        imp_from_set(im, "training.global_batch", "global batch (sequences per step)"))
+        return -1;
+    if (imp_set_value(im, "training.micro_batch"))
+        imp_from_set(im, "training.micro_batch", "micro-batch");
+    imp_put(im, "training.model_code", "hf", "a Hugging Face model: transformers' modules");
+    imp_put_framework(im, "hf", "a Hugging Face model");
+    return 0;
+}
