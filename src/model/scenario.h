@@ -154,11 +154,11 @@ struct training {
     enum finetune finetune;
     struct lora_spec lora;
     enum offload offload;
-    bool paged_optimizer;                /* optimizer states in paged (unified) memory, any finetune */
+    bool paged_optimizer; /* optimizer states in paged (unified) memory, any finetune */
     enum act_offload activation_offload; /* saved activations to host memory */
-    double tokens;                 /* tokens to train, for time-to-train; 0 = not given */
-    double price_gpu_hour;         /* price per GPU-hour, USD; 0 = not given */
-    double overhead_bytes;         /* CUDA context + NCCL per GPU, bytes */
+    double tokens;                       /* tokens to train, for time-to-train; 0 = not given */
+    double price_gpu_hour;               /* price per GPU-hour, USD; 0 = not given */
+    double overhead_bytes;               /* CUDA context + NCCL per GPU, bytes */
     double fragmentation;          /* caching allocator: free share of the memory the step churns */
     const char *framework;         /* training.framework: profile name; NULL = "other" */
     const char *framework_version; /* training.framework_version; NULL or "" = its current one */
