@@ -142,7 +142,7 @@ struct build {
     bool pre_folded;  /* the next layer's forward norm was emitted with this layer (layer.c) */
     bool post_folded; /* the next layer's first backward piece was emitted with this layer */
     struct build_mods mods; /* activation marks by module (modules.c) */
-    int act_d2h;      /* activation offload: the last layer's copy to the host, or -1 */
+    int act_d2h;            /* activation offload: the last layer's copy to the host, or -1 */
 };
 
 /* ---- modules of the activation marks (modules.c) ------------------------------------ */
