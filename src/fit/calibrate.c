@@ -256,11 +256,40 @@ static enum dtype choose_gemm_dtype(const struct gemm_model *gm,
     return (enum dtype)most;
 }
 
+/*
+ * Distinct points among the GEMM rows (kind, dtype and shape), and *shapes, the distinct
+ * shapes of timed GEMMs (gemm_best rows have none). Quadratic: a measurements file holds tens
+ * of GEMM rows.
+ */
+static int distinct_gemm_points(const struct measurement *const *rows, int n, int *shapes)
+{
+    int points = 0;
+
+    *shapes = 0;
+    for (int i = 0; i < n; i++) {
+        const struct measurement *a = rows[i];
+        bool seen_point = false, seen_shape = a->kind != MEAS_GEMM;
+
+        for (int j = 0; j < i; j++) {
+            const struct measurement *b = rows[j];
+            bool shape = b->kind == a->kind && !(b->m < a->m || b->m > a->m) &&
+                         !(b->n < a->n || b->n > a->n) && !(b->k < a->k || b->k > a->k) &&
+                         !(b->batch < a->batch || b->batch > a->batch);
+
+            seen_shape |= shape;
+            seen_point |= shape && b->dtype == a->dtype;
+        }
+        points += !seen_point;
+        *shapes += !seen_shape;
+    }
+    return points;
+}
+
 static int fit_gemm(const struct hardware *hw, const struct meas_set *ms,
                     const struct calib_options *opt, struct calib_result *r, FILE *log)
 {
     const struct measurement **rows;
-    int n = collect(ms, is_gemm, &rows), nshaped = 0;
+    int n = collect(ms, is_gemm, &rows), nshaped = 0, nshapes, distinct;
     struct gemm_ctx c;
     struct gemm_model best = { .chisq = INFINITY }, cur;
     bool can_fit_latency;
@@ -283,8 +312,13 @@ static int fit_gemm(const struct hardware *hw, const struct meas_set *ms,
             c.dt_param[rows[i]->dtype] = c.ng++;
         nshaped += rows[i]->kind == MEAS_GEMM;
     }
-    /* Latency and tile need two shaped rows and one point more than parameters. */
-    can_fit_latency = nshaped >= 2 && n >= c.ng + 2 && c.ng + 1 <= FIT_MAX_PARAMS;
+    /*
+     * Latency and tile need two distinct shapes and one distinct point more than parameters:
+     * repeated timings of one shape cannot tell a fixed latency from a lower rate (the fit
+     * would be singular and its sigma meaningless), so they determine gemm_max alone.
+     */
+    distinct = distinct_gemm_points(rows, n, &nshapes);
+    can_fit_latency = nshapes >= 2 && distinct >= c.ng + 2 && c.ng + 1 <= FIT_MAX_PARAMS;
     if (c.ng > FIT_MAX_PARAMS) {
         if (log)
             fprintf(log, "calibrate: GEMM rows span too many dtypes\n");
