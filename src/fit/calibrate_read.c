@@ -84,12 +84,12 @@ static bool same_word(const char *a, const char *b)
  * fits and casts downstream would overflow (a GEMM of m = n = k = 1e18, 1e30 GPUs). Each
  * bound comes with its reason in the diagnostic.
  */
-#define MAX_DIM 2147483647.0 /* cuBLAS and the kernel set take int dimensions */
-#define MAX_BYTES 1099511627776.0 /* 1 TiB: more than any GPU holds (B200: 192 GB) */
-#define MAX_TIME_US 1e9 /* 1000 s: no kernel of the kernel set runs that long */
-#define MAX_TFLOPS 1e5 /* 100 PFLOP/s: 20 times the densest peak (B200 FP4, 4.5 PFLOP/s dense) */
-#define MAX_GBPS 1e5 /* 100 TB/s: 12 times the fastest HBM (B200, 8 TB/s) */
-#define MAX_GPUS 1048576.0 /* 2^20: beyond any cluster (the largest hold about 10^5 GPUs) */
+#define MAX_DIM     2147483647.0    /* cuBLAS and the kernel set take int dimensions */
+#define MAX_BYTES   1099511627776.0 /* 1 TiB: more than any GPU holds (B200: 192 GB) */
+#define MAX_TIME_US 1e9             /* 1000 s: no kernel of the kernel set runs that long */
+#define MAX_TFLOPS  1e5             /* 100 PFLOP/s: ten times any GPU's densest peak */
+#define MAX_GBPS    1e5             /* 100 TB/s: ten times the fastest HBM (B200, 8 TB/s) */
+#define MAX_GPUS    1048576.0 /* 2^20: beyond any cluster (the largest hold about 10^5 GPUs) */
 
 /*
  * A number field in [0, max] (`why`: the reason for max): empty -> *out = 0 and 0;
@@ -124,8 +124,7 @@ static int count_field(struct reader *rd, int col, const char *what, double *out
     if (number(rd, col, what, MAX_GPUS, "beyond any cluster", out))
         return -1;
     if (*out > floor(*out) || (csv_field(rd->t, rd->row, col)[0] && *out < 1)) {
-        row_error(rd, "%s '%s' is not a whole number >= 1", what,
-                  csv_field(rd->t, rd->row, col));
+        row_error(rd, "%s '%s' is not a whole number >= 1", what, csv_field(rd->t, rd->row, col));
         return -1;
     }
     return 0;
@@ -201,7 +200,8 @@ static int parse_shape(struct reader *rd, const char *shape, const char *const *
             return -1;
         }
         if (v > floor(v) || v > MAX_DIM) {
-            row_error(rd, "shape '%s': '%s' must be a whole number of at most %.0f (the int "
+            row_error(rd,
+                      "shape '%s': '%s' must be a whole number of at most %.0f (the int "
                       "dimensions of cuBLAS and the kernel set)",
                       shape, key, MAX_DIM);
             return -1;
@@ -337,9 +337,8 @@ static int read_row(struct reader *rd, struct measurement *m)
                &m->bytes) ||
         number(rd, rd->col_time, "time_us", MAX_TIME_US,
                "1000 s: no kernel of the kernel set runs that long", &time_us) ||
-        number(rd, rd->col_tflops, "tflops", MAX_TFLOPS,
-               "20 times the densest peak, B200 FP4", &tflops) ||
-        number(rd, rd->col_gbps, "gbps", MAX_GBPS, "12 times the fastest HBM, B200", &gbps))
+        number(rd, rd->col_tflops, "tflops", MAX_TFLOPS, "ten times any GPU's peak", &tflops) ||
+        number(rd, rd->col_gbps, "gbps", MAX_GBPS, "ten times the fastest HBM", &gbps))
         return -1;
     m->time_s = time_us * 1e-6;
     switch (m->kind) {
@@ -394,8 +393,8 @@ static int find_columns(struct reader *rd)
 /* The columns that make a measurement: what ran, where, and what was measured. */
 static void measured_columns(const struct reader *rd, int *col)
 {
-    const int c[] = { rd->col_kernel, rd->col_shape, rd->col_bytes, rd->col_dtype,
-                      rd->col_gpu,    rd->col_gpus,  rd->col_nodes, rd->col_algo,
+    const int c[] = { rd->col_kernel, rd->col_shape, rd->col_bytes,  rd->col_dtype,
+                      rd->col_gpu,    rd->col_gpus,  rd->col_nodes,  rd->col_algo,
                       rd->col_proto,  rd->col_time,  rd->col_tflops, rd->col_gbps };
 
     memcpy(col, c, sizeof(c));
@@ -448,7 +447,8 @@ static void refuse_copies(struct reader *rd)
         while (slot[k] >= 0 && !same_row(rd, slot[k], rd->row, col))
             k = (k + 1) & mask;
         if (slot[k] >= 0)
-            row_error(rd, "the row repeats line %d in every measured column: a copied row "
+            row_error(rd,
+                      "the row repeats line %d in every measured column: a copied row "
                       "weighs twice in the fit",
                       rd->t->rows[slot[k]].line);
         else
