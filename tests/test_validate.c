@@ -550,7 +550,7 @@ static void test_validate_text_output(void **state)
     assert_non_null(strstr(text, "hardware fake-a100: calibration calibration/fake-a100.yaml\n"));
     assert_non_null(strstr(text, "hardware nowhere: no calibration file\n"));
     assert_non_null(strstr(text, "+2.5 %\n"));
-    assert_non_null(strstr(text, "error: unknown hardware 'nowhere' (stub)\n"));
+    assert_non_null(strstr(text, "error at line 3: unknown hardware 'nowhere' (stub)\n"));
     assert_true(strstr(text, "r1 ") < strstr(text, "bad ") &&
                 strstr(text, "bad ") < strstr(text, "r2 "));
     {
@@ -607,12 +607,14 @@ static void test_validate_json(void **state)
     json = slurp(in);
     fclose(in);
     remove(path);
-    assert_non_null(strstr(json, "{\"id\": \"q\\\"1\", \"metric\": \"step_time_s\", \"measured\": "
+    assert_non_null(strstr(json, "{\"id\": \"q\\\"1\", \"line\": 2, \"metric\": \"step_time_s\", "
+                                 "\"measured\": "
                                  "10, \"predicted\": 10.15, \"error_pct\": 1.5000, \"status\": "
                                  "\"ok\"}"));
-    assert_non_null(strstr(json, "{\"id\": \"bad\", \"metric\": \"step_time_s\", \"measured\": "
-                                 "null, \"status\": \"error\", \"reason\": \"value '-3' is not a "
-                                 "positive number\"}"));
+    assert_non_null(
+        strstr(json, "{\"id\": \"bad\", \"line\": 3, \"metric\": \"step_time_s\", "
+                     "\"measured\": null, \"status\": \"error\", \"reason\": \"value '-3' is not a "
+                     "positive number\"}"));
     assert_non_null(strstr(json, "\"step_time_s\": {\"n\": 1, \"errors\": 1, \"median_abs_pct\": "
                                  "1.5000"));
     assert_non_null(strstr(json, "\"hardware\": {\"fake-a100\": {\"calibration\": "

@@ -29,6 +29,12 @@ typedef int64_t sim_time;
  */
 #define SIM_STEP_LIMIT ((sim_time)1000000 * 1000000000)
 
+/*
+ * The most GPUs a simulated job may span: 2^20, ten times the largest clusters built (about
+ * 10^5 GPUs). Layouts, topologies and the engine keep state per GPU (config/limits.c).
+ */
+#define SIM_MAX_GPUS (1 << 20)
+
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define MIN(a, b)    ((a) < (b) ? (a) : (b))
 #define MAX(a, b)    ((a) > (b) ? (a) : (b))

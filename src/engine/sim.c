@@ -4,6 +4,7 @@
  * tasks; run events until none is left; check that every program ran to its end; total the
  * step; release. The phases' work lives in the files sim_internal.h lists.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,6 +101,24 @@ static void release(struct sim *sm)
     engine_release(&sm->eng);
 }
 
+/* The tasks the simulated ranks would run, within SIM_MAX_TASK_RUNS: 0, or -1 and why not. */
+static int check_task_runs(const struct sim *sm, struct prog *const *prog_of_stage, char *reason,
+                           size_t reason_len)
+{
+    int pp = sm->sc->par.pp;
+    double per_stage = sm->opts->all_ranks ? (double)sm->lay->world / pp : 1, runs = 0;
+
+    for (int st = 0; st < pp; st++)
+        runs += per_stage * (prog_of_stage[st]->ntasks + SIM_RANK_TASKS);
+    if (runs <= SIM_MAX_TASK_RUNS)
+        return 0;
+    snprintf(reason, reason_len,
+             "simulating %.0f ranks would run %.3g tasks, more than the %.0f (2^27, about a "
+             "minute) a step may run; simulate one rank per pipeline stage (--ranks stage)",
+             per_stage * pp, runs, SIM_MAX_TASK_RUNS);
+    return -1;
+}
+
 int sim_run(const struct scenario *s, const struct layout *l, struct prog *const *prog_of_stage,
             const struct sim_opts *opts, struct sim_result *res, char *reason, size_t reason_len)
 {
@@ -107,6 +126,10 @@ int sim_run(const struct scenario *s, const struct layout *l, struct prog *const
     int *sim_of_rank, rc;
 
     init(&sm, s, l, opts, res);
+    if (check_task_runs(&sm, prog_of_stage, reason, reason_len) != 0) {
+        release(&sm);
+        return -1;
+    }
     sim_of_rank = setup_ranks(&sm, prog_of_stage);
     if (notes_select(&sm, reason, reason_len) != 0) {
         free(sim_of_rank);

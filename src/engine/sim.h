@@ -57,6 +57,16 @@ struct sim_opts {
 #define SIM_TRACE_MAX_BYTES      ((double)4 * 1024 * 1024 * 1024)
 #define SIM_TRACE_BYTES_PER_TASK 180.0
 
+/*
+ * A step is refused, before any rank is set up, when its simulated ranks would run more than
+ * SIM_MAX_TASK_RUNS tasks in all, each rank counted SIM_RANK_TASKS more for its own state
+ * (about 1 KB: its result, streams and memory tracker): 2^27, about a minute of simulation and
+ * a few GiB. The 405B job's 16,384 ranks run 7e7 (26 s); --ranks all over a million GPUs
+ * would run billions.
+ */
+#define SIM_MAX_TASK_RUNS ((double)(1 << 27))
+#define SIM_RANK_TASKS    64.0
+
 struct trace_rec {
     int32_t rank_idx; /* index into result->ranks */
     int32_t task;     /* task index in the rank's program */
@@ -114,8 +124,9 @@ struct sim_result {
  * Simulate one step: prog_of_stage[s] is the program of pipeline stage s (all
  * sealed), run by every simulated rank of that stage. Returns 0, or -1 with a
  * reason when the programs deadlock (a strategy bug; SIMTRAIN_DEBUG_STUCK=1
- * prints every rank's stream heads), the step outlasts SIM_STEP_LIMIT, or the
- * trace asked for would exceed SIM_TRACE_MAX_BYTES (checked before the step runs). The caller owns
+ * prints every rank's stream heads), the step outlasts SIM_STEP_LIMIT, the ranks
+ * would run more than SIM_MAX_TASK_RUNS tasks, or the trace asked for would exceed
+ * SIM_TRACE_MAX_BYTES (both checked before the step runs). The caller owns
  * `res`, filled in either case, and frees it with sim_result_release().
  */
 int sim_run(const struct scenario *s, const struct layout *l, struct prog *const *prog_of_stage,
