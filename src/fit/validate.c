@@ -341,6 +341,9 @@ static int get_targets(struct rowctx *rc, unsigned *out)
         if (!n->name)
             return bad(rc, "unknown lora target '%.*s' in '%s'", (int)len, s,
                        field(rc, C_LORA_TARGETS));
+        if (*out & (unsigned)n->value)
+            return bad(rc, "lora target '%s' is listed twice in '%s'", n->name,
+                       field(rc, C_LORA_TARGETS));
         *out |= (unsigned)n->value;
         s += len + (s[len] == '+');
     }
