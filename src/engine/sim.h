@@ -97,7 +97,16 @@ struct rank_result {
     bool traced;     /* its tasks and memory are in the trace (sim_opts.trace_ranks) */
 };
 
-struct coll_note { /* one distinct collective shape seen, for reports */
+/*
+ * One distinct collective shape seen, for reports (at most SIM_MAX_NOTES, first seen first).
+ * Per rank: count is the operations the simulated groups ran, which grows with the ranks
+ * simulated; per_rank is what one GPU takes part in, the same with --ranks all as with one
+ * rank per stage on a symmetric layout (the simulated members' part over the ranks taking
+ * part; a mean where the stages differ).
+ */
+#define SIM_MAX_NOTES 256
+
+struct coll_note {
     int comm_kind;
     int op;
     int nranks, nnodes;
@@ -105,7 +114,10 @@ struct coll_note { /* one distinct collective shape seen, for reports */
     const char *path;
     double bytes;
     sim_time time;
-    int count;
+    int count;         /* operations of the simulated groups */
+    double member_ops; /* operations times their simulated members */
+    int ranks;         /* simulated ranks that took part */
+    double per_rank;   /* member_ops / ranks: operations per GPU per step */
 };
 
 struct sim_result {

@@ -107,6 +107,7 @@ struct srank {
     double sm_busy;   /* fraction of SMs held by active collectives */
     int64_t mem;      /* bytes held now: the sum of rank_result.cur */
     int64_t churn;    /* bytes of the categories allocated and freed within the step */
+    uint64_t noted[SIM_MAX_NOTES / 64]; /* a bit per coll_note this rank took part in */
 };
 
 struct cost_key {
@@ -320,8 +321,10 @@ int notes_select(struct sim *sm, char *reason, size_t reason_len);
 
 void notes_task_record(struct sim *sm, int ri, int task, sim_time t0);
 void notes_memory(struct sim *sm, int ri);
-void notes_coll_first(struct sim *sm, const struct comm *c, const struct inst *in,
-                      struct cost_ent *ent);
+/* A new note for the first operation of its shape on `c`'s kind: its index, or -1 when
+ * SIM_MAX_NOTES are taken. */
+int notes_coll_first(struct sim *sm, const struct comm *c, const struct inst *in,
+                     struct cost_ent *ent);
 
 /* Record task `task` of rank ri, which ran from t0 to now, when the rank is traced. */
 static inline void notes_task(struct sim *sm, int ri, int task, sim_time t0)
@@ -334,10 +337,26 @@ static inline void notes_task(struct sim *sm, int ri, int task, sim_time t0)
 static inline void notes_coll(struct sim *sm, const struct comm *c, const struct inst *in,
                               struct cost_ent *ent)
 {
-    if (ent->note[c->kind] >= 0)
-        sm->res->notes[ent->note[c->kind]].count++;
+    struct coll_note *n;
+    int k = ent->note[c->kind];
+
+    if (k >= 0)
+        sm->res->notes[k].count++;
     else
-        notes_coll_first(sm, c, in, ent);
+        k = notes_coll_first(sm, c, in, ent);
+    if (k < 0)
+        return;
+    /* per rank: the simulated members' part in it, over the ranks that take part (sim.h) */
+    n = &sm->res->notes[k];
+    n->member_ops += c->nsim;
+    for (int i = 0; i < c->nsim; i++) {
+        uint64_t *w = &sm->r[c->members[i]].noted[k / 64], bit = (uint64_t)1 << (k % 64);
+
+        if (!(*w & bit)) {
+            *w |= bit;
+            n->ranks++;
+        }
+    }
 }
 
 /* ---- diagnose.c ------------------------------------------------------------------------- */
