@@ -70,7 +70,7 @@ static void config_section(FILE *f, const struct scenario *s)
         fprintf(f, "%d node%s x %d GPUs = %d GPUs", s->nodes, s->nodes == 1 ? "" : "s",
                 s->hw.gpus_per_node, s->gpus);
     else /* part of one node */
-        fprintf(f, "%d GPU%s of a %d-GPU node", s->gpus, s->gpus == 1 ? "" : "s",
+        fprintf(f, "%d GPU%s of one %d-GPU node", s->gpus, s->gpus == 1 ? "" : "s",
                 s->hw.gpus_per_node);
     fprintf(f, " (%s, %.0f TFLOP/s %s)\n", s->hw.gpu.model,
             cost_peak_flops(&s->hw.gpu, s->train.precision) / 1e12, dtype_name(s->train.precision));
