@@ -168,11 +168,17 @@ static void test_size_limits_refused_at_load(void **state)
           "= 1073741824 micro-batches per step, each simulated as its own tasks: a GPU's program "
           "would hold about 7.09e+10 tasks, more than the 8388608 (2^23) a program may hold: "
           "about 0.8 GiB of memory" },
-        { "scenarios/gpt2_1gpu.yaml",
+        { "tests/fixtures/scenarios/minimal.yaml",
           { "workload.layers=100000000", NULL },
           "<command line>:1:23: error: 100000000 layers (100000000 on the largest pipeline "
-          "stage) in 16 micro-batches: a GPU's program would hold about 6.4e+09 tasks, more "
+          "stage) in 2 micro-batches: a GPU's program would hold about 8.28e+08 tasks, more "
           "than the 8388608 (2^23) a program may hold: about 0.8 GiB of memory" },
+        /* a hundred million GPT-2 layers: the step's FLOPs are refused first, at the workload */
+        { "scenarios/gpt2_1gpu.yaml",
+          { "workload.layers=100000000", NULL },
+          "scenarios/gpt2_1gpu.yaml:13:11: error: one step of 'gpt2-124m' (2.72e+21 model FLOPs) "
+          "lasts at least 2.75e+06 s on 1 GPU of 989 TFLOP/s bf16 even at 100 % MFU; a step may "
+          "last at most 1000000 s (11.6 days)" },
     };
     char got[1024];
 

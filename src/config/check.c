@@ -518,8 +518,8 @@ int scenario_finalize(struct scenario *s, struct cfg_error *err)
     memset(err, 0, sizeof(*err));
     if (cfg_model_finalize(&s->model, err) || derive_cluster(s, err) || derive_layout(s, err) ||
         check_model_split(s, err) || check_batch(s, err) || check_memory_features(s, err) ||
-        check_hardware_features(s, err) || check_simulation(s, err) || cfg_check_limits(s, err) ||
-        check_step_range(s, err))
+        check_hardware_features(s, err) || check_simulation(s, err) || check_step_range(s, err) ||
+        cfg_check_limits(s, err))
         return -1;
     return 0;
 }

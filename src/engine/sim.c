@@ -104,20 +104,34 @@ static void release(struct sim *sm)
     engine_release(&sm->eng);
 }
 
-/* The tasks the simulated ranks would run, within SIM_MAX_TASK_RUNS: 0, or -1 and why not. */
+/*
+ * The work of the simulated ranks, within SIM_MAX_TASK_RUNS: the tasks each runs, its own
+ * state, and the members of each communicator it joins (comms_setup() lists every group
+ * member of every simulated rank: --ranks all over a data-parallel group of a million GPUs
+ * is 10^12 of them). 0, or -1 and why not.
+ */
 static int check_task_runs(const struct sim *sm, struct prog *const *prog_of_stage, char *reason,
                            size_t reason_len)
 {
     int pp = sm->sc->par.pp;
     double per_stage = sm->opts->all_ranks ? (double)sm->lay->world / pp : 1, runs = 0;
 
-    for (int st = 0; st < pp; st++)
-        runs += per_stage * (prog_of_stage[st]->ntasks + SIM_RANK_TASKS);
+    for (int st = 0; st < pp; st++) {
+        const struct prog *p = prog_of_stage[st];
+        uint32_t kinds = p->coll_comms | p->send_comms | p->recv_comms;
+        double members = 0;
+
+        for (int k = 0; k < COMM_KIND_COUNT; k++)
+            if (kinds & (1u << k))
+                members += layout_group_size(sm->lay, k);
+        runs += per_stage * (p->ntasks + SIM_RANK_TASKS + members);
+    }
     if (runs <= SIM_MAX_TASK_RUNS)
         return 0;
     snprintf(reason, reason_len,
-             "simulating %.0f ranks would run %.3g tasks, more than the %.0f (2^27, about a "
-             "minute) a step may run; simulate one rank per pipeline stage (--ranks stage)",
+             "simulating %.0f ranks would take %.3g task runs and communicator members, more "
+             "than the %.0f (2^27, about a minute) a step may take; simulate one rank per "
+             "pipeline stage (--ranks stage)",
              per_stage * pp, runs, SIM_MAX_TASK_RUNS);
     return -1;
 }

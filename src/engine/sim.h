@@ -60,9 +60,10 @@ struct sim_opts {
 /*
  * A step is refused, before any rank is set up, when its simulated ranks would run more than
  * SIM_MAX_TASK_RUNS tasks in all, each rank counted SIM_RANK_TASKS more for its own state
- * (about 1 KB: its result, streams and memory tracker): 2^27, about a minute of simulation and
- * a few GiB. The 405B job's 16,384 ranks run 7e7 (26 s); --ranks all over a million GPUs
- * would run billions.
+ * (about 1 KB: its result, streams and memory tracker) and one more per member of each of its
+ * communicators (listed when they are set up): 2^27, about a minute of simulation and a few
+ * GiB. The 405B job's 16,384 ranks take 7e7 (26 s); --ranks all over a million GPUs would
+ * take billions, or 10^12 with one data-parallel group of them all.
  */
 #define SIM_MAX_TASK_RUNS ((double)(1 << 27))
 #define SIM_RANK_TASKS    64.0
