@@ -438,6 +438,56 @@ static void test_calibrate_one_shape_fits_gemm_max_only(void **state)
     sb_release(&sb);
 }
 
+/* The log of calib_fit() on a measurements text, which must fail (heap string). */
+static char *fit_refused(const char *text)
+{
+    struct hardware hw;
+    struct meas_set ms;
+    struct calib_result r;
+    struct calib_options opt = { .gemm_dtype = DT_BF16 };
+    FILE *log = tmpfile();
+    char *buf = xcalloc(2048, 1);
+
+    make_hw(&hw);
+    assert_int_equal(read_text(text, &ms, stderr), 0);
+    assert_int_equal(calib_fit(&hw, &ms, &opt, &r, log), -1);
+    rewind(log);
+    buf[fread(buf, 1, 2047, log)] = '\0';
+    fclose(log);
+    calib_release(&ms);
+    return buf;
+}
+
+/*
+ * Fits the inputs cannot determine are refused with the reason: a timed row per parameter
+ * (no residual left to judge the fit: it printed sigma 0), a gemm_max above the peak (one
+ * small shape at 400 TFLOP/s is faster than the model allows with a 5 us latency: it
+ * "fitted" 3.6), and a row faster than the hardware's peak.
+ */
+static void test_calibrate_refuses_undetermined_fits(void **state)
+{
+    char *log;
+
+    (void)state;
+    log = fit_refused(HEADER "gemm,m=4096 n=4096 k=4096,,bf16,H100,1,1,,,,700,,,x\n");
+    assert_string_equal(log, "calibrate: error: GEMM: 1 timed row for 1 parameter: a fit needs "
+                             "more rows than parameters to be judged; add shapes or repeated "
+                             "timings\n");
+    free(log);
+    log = fit_refused(HEADER "gemm,m=1024 n=1024 k=1024,,bf16,H100,1,1,,,5,,,,x\n"
+                             "gemm,m=1024 n=1024 k=1024,,bf16,H100,1,1,,,5.1,,,,x\n");
+    assert_non_null(strstr(log, "calibrate: error: GEMM: gemm_max for bf16 comes out at "));
+    assert_non_null(strstr(log, "above 1 (the peak): the rows are faster than the model allows"));
+    free(log);
+    log = fit_refused(HEADER "gemm_best,,,bf16,H100,1,1,,,,1200,,,x\n"
+                             "copy,,,,H100,1,1,,,,,4000,,x\n");
+    assert_string_equal(log, "m.csv:2: error: achieved 1200 TFLOP/s is above the bf16 peak of "
+                             "989 TFLOP/s of 'synthetic'\n"
+                             "m.csv:3: error: achieved 4000 GB/s is above the memory peak of "
+                             "3350 GB/s of 'synthetic'\n");
+    free(log);
+}
+
 /* The calibration file names exactly the fitted keys, in the documented units. */
 static void test_calibrate_writes_yaml(void **state)
 {
@@ -533,6 +583,7 @@ int main(void)
         cmocka_unit_test(test_calibrate_read_ranges),
         cmocka_unit_test(test_calibrate_refuses_empty_and_copies),
         cmocka_unit_test(test_calibrate_one_shape_fits_gemm_max_only),
+        cmocka_unit_test(test_calibrate_refuses_undetermined_fits),
         cmocka_unit_test(test_calibrate_writes_yaml),
         cmocka_unit_test(test_calibrate_check),
     };

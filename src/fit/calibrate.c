@@ -285,6 +285,50 @@ static int distinct_gemm_points(const struct measurement *const *rows, int n, in
     return points;
 }
 
+/*
+ * A GEMM fit its inputs cannot determine is refused, with the reason. Timed rows must
+ * outnumber the parameters they are fitted to (gemm_max of each dtype they time, and the
+ * latency when fitted): as many rows as parameters leave no residual to judge the fit by (a
+ * sigma of 0 and an R^2 of nothing). Best-shape rows are no fit: they read gemm_max directly.
+ * And a gemm_max above 1 is a rate above the peak, which no efficiency gives: the rows are
+ * faster than the model allows with the hardware's fixed launch latency (one shape cannot
+ * separate the two). Returns true, with the message on `log`, when refused.
+ */
+static bool gemm_undetermined(const struct hardware *hw, const struct gemm_model *gm,
+                              const struct measurement *const *rows, int n, bool latency, FILE *log)
+{
+    bool timed_dt[DT_COUNT] = { false };
+    int timed = 0, params = latency ? 1 : 0;
+
+    for (int i = 0; i < n; i++)
+        if (rows[i]->kind == MEAS_GEMM) {
+            timed++;
+            params += !timed_dt[rows[i]->dtype];
+            timed_dt[rows[i]->dtype] = true;
+        }
+    if (timed > 0 && timed <= params) {
+        if (log)
+            fprintf(log,
+                    "calibrate: error: GEMM: %d timed row%s for %d parameter%s: a fit needs more "
+                    "rows than parameters to be judged; add shapes or repeated timings\n",
+                    timed, timed == 1 ? "" : "s", params, params == 1 ? "" : "s");
+        return true;
+    }
+    for (int d = 0; d < DT_COUNT; d++)
+        if (gm->g[d] > 1) {
+            if (log)
+                fprintf(log,
+                        "calibrate: error: GEMM: gemm_max for %s comes out at %.3g, above 1 (the "
+                        "peak): the rows are faster than the model allows with a launch latency "
+                        "of %.2f us; add shapes of other sizes (the latency is fitted from two or "
+                        "more) or check the rows against the %s peak of %.0f TFLOP/s\n",
+                        dtype_name((enum dtype)d), gm->g[d], gm->latency_s * 1e6,
+                        dtype_name((enum dtype)d), cost_peak_flops(&hw->gpu, (enum dtype)d) / 1e12);
+            return true;
+        }
+    return false;
+}
+
 static int fit_gemm(const struct hardware *hw, const struct meas_set *ms,
                     const struct calib_options *opt, struct calib_result *r, FILE *log)
 {
@@ -340,6 +384,10 @@ static int fit_gemm(const struct hardware *hw, const struct meas_set *ms,
     if (isinf(best.chisq)) {
         if (log)
             fprintf(log, "calibrate: GEMM fit failed: %s\n", best.msg);
+        free(rows);
+        return -1;
+    }
+    if (gemm_undetermined(hw, &best, rows, n, can_fit_latency, log)) {
         free(rows);
         return -1;
     }
@@ -550,10 +598,43 @@ static void fit_host(const struct meas_set *ms, struct calib_result *r)
     free(v);
 }
 
+/*
+ * No measured rate may exceed the hardware's peak: compute rows its dense peak in their dtype,
+ * memory-bound rows its memory bandwidth (a faster row is another GPU's, or a typo, and would
+ * fit an efficiency above 1). 0, or -1 with each such row's line on `log`.
+ */
+static int check_rates(const struct hardware *hw, const struct meas_set *ms, FILE *log)
+{
+    int bad = 0;
+
+    for (int i = 0; i < ms->n; i++) {
+        const struct measurement *m = &ms->rows[i];
+        bool compute = m->kind == MEAS_GEMM || m->kind == MEAS_GEMM_BEST ||
+                       m->kind == MEAS_ATTN_FLASH || m->kind == MEAS_ATTN_STD;
+        double peak = compute                    ? cost_peak_flops(&hw->gpu, m->dtype)
+                      : m->kind == MEAS_MEMBOUND ? hw->gpu.mem_bw_Bps
+                                                 : 0;
+
+        if (peak > 0 && m->rate > peak * (1 + 1e-9)) {
+            if (log)
+                fprintf(log,
+                        "%s:%d: error: achieved %.4g %s is above the %s peak of %.4g %s of '%s'\n",
+                        ms->csv->name, m->line, m->rate / (compute ? 1e12 : 1e9),
+                        compute ? "TFLOP/s" : "GB/s", compute ? dtype_name(m->dtype) : "memory",
+                        peak / (compute ? 1e12 : 1e9), compute ? "TFLOP/s" : "GB/s",
+                        hw->name ? hw->name : "?");
+            bad++;
+        }
+    }
+    return bad ? -1 : 0;
+}
+
 int calib_fit(const struct hardware *hw, const struct meas_set *ms, const struct calib_options *opt,
               struct calib_result *out, FILE *log)
 {
     memset(out, 0, sizeof(*out));
+    if (check_rates(hw, ms, log))
+        return -1;
     out->eff = hw->eff;
     out->gemm_dtype = opt->gemm_dtype;
     out->coll_report_only = opt->coll_report_only;
