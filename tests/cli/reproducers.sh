@@ -1,7 +1,8 @@
 #!/bin/sh
 # The reproducers of issue 17 (an adversarial run: crashes, hangs, wrong answers, lost files),
-# each with the outcome it must have now: exit 1 with a precise message within a second (10 s
-# under the sanitizers), or a correct answer. The exact messages of most are also rows of the
+# each with the outcome it must have now: exit 1 with a precise message, or a correct answer.
+# Each takes milliseconds; the limit (5 s, 20 s under the sanitizers) only tells a hang from a
+# loaded machine. The exact messages of most are also rows of the
 # bad-input tables (tests/bad/cases.tsv, cli.tsv); the 100,000-layer model is
 # tests/cli/deep_model.sh, complete traces tests/cli/trace_ranks.sh. Run from the repository
 # root: tests/cli/reproducers.sh path/to/simtrain
@@ -9,8 +10,8 @@ set -u
 bin=${1:?usage: tests/cli/reproducers.sh SIMTRAIN}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-limit=2
-[ -n "${ASAN_OPTIONS:-}" ] && limit=10
+limit=5
+[ -n "${ASAN_OPTIONS:-}" ] && limit=20
 failures=0
 n=0
 fail() {
