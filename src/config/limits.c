@@ -7,6 +7,7 @@
  * printing a number past any meaning.
  */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "base/units.h"
@@ -36,6 +37,13 @@ static int too_many_tasks(const struct scenario *s, const struct prog_size *z,
     snprintf(limit, sizeof(limit),
              "more than the %d (2^23) a program may hold: about 0.8 GiB of memory",
              STRATEGY_MAX_TASKS);
+    /* buckets of a usual size (>= 1 MiB, >= 10^6 elements): the model's gradients are the cause */
+    if ((z->cause == SIZE_DDP_BUCKETS && s->ddp.bucket_bytes >= 1048576) ||
+        (z->cause == SIZE_ZERO_BUCKETS && s->zero.reduce_bucket_size >= 1e6))
+        return fail(err, "workload",
+                    "the gradients of '%s' fill %.3g data-parallel buckets per step, each a "
+                    "collective of its own: a GPU's program would hold about %.3g tasks, %s",
+                    s->model.name ? s->model.name : "?", z->buckets, z->tasks, limit);
     switch (z->cause) {
     case SIZE_DDP_BUCKETS:
         if (s->ddp.bucket_bytes < 1024)
@@ -73,10 +81,25 @@ static int too_many_tasks(const struct scenario *s, const struct prog_size *z,
  */
 #define MAX_TOKENS 1e16
 
+/*
+ * Memory sizes: 1 PiB, a thousand times the largest GPU memory (288 GB); byte counts of the
+ * memory tracker stay exact far below their 64-bit limit (util.h, SIM_MEM_LIMIT).
+ */
+#define MAX_MEMORY_BYTES 1125899906842624.0
+
 int cfg_check_limits(struct scenario *s, struct cfg_error *err)
 {
     struct prog_size z;
 
+    if (s->hw.gpu.mem_bytes > MAX_MEMORY_BYTES || s->train.overhead_bytes > MAX_MEMORY_BYTES) {
+        bool gpu = s->hw.gpu.mem_bytes > MAX_MEMORY_BYTES;
+        char size[48];
+
+        snprintf(size, sizeof(size), "%.3g B", gpu ? s->hw.gpu.mem_bytes : s->train.overhead_bytes);
+        return fail(err, gpu ? "hardware.gpu.memory" : "training.memory_overhead",
+                    "%s %s is more than 1 PiB, a thousand times any GPU's memory",
+                    gpu ? "a GPU memory of" : "a memory overhead of", size);
+    }
     if (s->gpus > SIM_MAX_GPUS)
         return fail(err, s->given & GIVEN_GPUS ? "cluster.gpus" : "cluster.nodes",
                     "a job of %d GPUs is more than the %d (2^20) a simulation may span: layouts "

@@ -162,6 +162,8 @@ int sim_run(const struct scenario *s, const struct layout *l, struct prog *const
     finish(&sm);
     if (rc == 0)
         rc = diagnose_step_range(&sm, reason, reason_len);
+    if (rc == 0)
+        rc = diagnose_memory_range(&sm, reason, reason_len);
     release(&sm);
     return rc;
 }

@@ -370,4 +370,7 @@ int diagnose_deadlock(const struct sim *sm, char *reason, size_t reason_len);
 /* 0 when the step (after finish) is within SIM_STEP_LIMIT; else -1 with the reason. */
 int diagnose_step_range(const struct sim *sm, char *reason, size_t reason_len);
 
+/* 0 when every rank's peak is within SIM_MEM_LIMIT (util.h); else -1 with the reason. */
+int diagnose_memory_range(const struct sim *sm, char *reason, size_t reason_len);
+
 #endif

@@ -15,6 +15,7 @@
  * (KOR22 §5).
  */
 #include <assert.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,11 @@
 
 int64_t bytes_i64(double bytes)
 {
+    /* at most SIM_MARK_MAX either way (util.h): a cast of more would overflow */
+    if (!(bytes < (double)SIM_MARK_MAX))
+        return isnan(bytes) ? 0 : SIM_MARK_MAX;
+    if (!(bytes > -(double)SIM_MARK_MAX))
+        return -SIM_MARK_MAX;
     return (int64_t)(bytes + 0.5);
 }
 
