@@ -38,14 +38,14 @@ typedef int64_t sim_time;
 /*
  * Bytes per GPU the simulator answers for: 2^58 (256 PiB), a million times any GPU's memory.
  * A memory mark is at most SIM_MARK_MAX (2^56) and the tracker adds marks with mem_add(),
- * saturating at +-2^62, so no byte count wraps; a peak beyond SIM_MEM_LIMIT is refused after
- * the run (engine/diagnose.c) as a step beyond SIM_STEP_LIMIT is.
+ * which saturates at +-2^62 where a sum would overflow, so no byte count wraps; a peak beyond
+ * SIM_MEM_LIMIT is refused after the run (engine/diagnose.c) as a step beyond SIM_STEP_LIMIT is.
  */
 #define SIM_MEM_LIMIT ((int64_t)1 << 58)
 #define SIM_MARK_MAX  ((int64_t)1 << 56)
 #define SIM_MEM_SAT   ((int64_t)1 << 62)
 
-/* a + b for byte counts, saturating at +-SIM_MEM_SAT. */
+/* a + b for byte counts, saturating at +-SIM_MEM_SAT where it would overflow. */
 static inline int64_t mem_add(int64_t a, int64_t b)
 {
     int64_t r;
@@ -54,11 +54,12 @@ static inline int64_t mem_add(int64_t a, int64_t b)
     if (__builtin_add_overflow(a, b, &r))
         r = b > 0 ? SIM_MEM_SAT : -SIM_MEM_SAT;
 #else
-    r = (b > 0 && a > INT64_MAX - b)   ? SIM_MEM_SAT
-        : (b < 0 && a < INT64_MIN - b) ? -SIM_MEM_SAT
-                                       : a + b;
+    if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b))
+        r = b > 0 ? SIM_MEM_SAT : -SIM_MEM_SAT;
+    else
+        r = a + b;
 #endif
-    return r > SIM_MEM_SAT ? SIM_MEM_SAT : r < -SIM_MEM_SAT ? -SIM_MEM_SAT : r;
+    return r;
 }
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))

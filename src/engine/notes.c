@@ -95,3 +95,19 @@ int notes_coll_first(struct sim *sm, const struct comm *c, const struct inst *in
     n->count = 1;
     return res->nnotes - 1;
 }
+
+void notes_count_ranks(struct sim *sm)
+{
+    struct sim_result *res = sm->res;
+
+    for (int ci = 0; ci < sm->ncomms; ci++) {
+        const struct comm *c = &sm->comms[ci];
+
+        for (int k = 0; k < res->nnotes && !c->p2p; k++)
+            if (c->noted[k / 64] & (uint64_t)1 << (k % 64))
+                res->notes[k].ranks += c->nsim;
+    }
+    for (int k = 0; k < res->nnotes; k++)
+        res->notes[k].per_rank =
+            res->notes[k].ranks > 0 ? res->notes[k].member_ops / res->notes[k].ranks : 0;
+}

@@ -90,9 +90,7 @@ static void finish(struct sim *sm)
     sm->eng.now = res->step;
     for (ri = 0; ri < sm->nr; ri++)
         exec_account(sm, ri);
-    for (int k = 0; k < res->nnotes; k++)
-        res->notes[k].per_rank =
-            res->notes[k].ranks > 0 ? res->notes[k].member_ops / res->notes[k].ranks : 0;
+    notes_count_ranks(sm);
 }
 
 static void release(struct sim *sm)

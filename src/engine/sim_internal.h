@@ -66,6 +66,7 @@ struct comm {
         double bytes;
         size_t ent; /* index into sim.cache */
     } memo[COMM_MEMO];
+    uint64_t noted[SIM_MAX_NOTES / 64]; /* a bit per coll_note it ran (not p2p: notes.c) */
 };
 
 struct sflow {
@@ -334,7 +335,7 @@ static inline void notes_task(struct sim *sm, int ri, int task, sim_time t0)
 }
 
 /* Count one operation of communicator c (cost entry ent) in the report's list of shapes. */
-static inline void notes_coll(struct sim *sm, const struct comm *c, const struct inst *in,
+static inline void notes_coll(struct sim *sm, struct comm *c, const struct inst *in,
                               struct cost_ent *ent)
 {
     struct coll_note *n;
@@ -346,9 +347,18 @@ static inline void notes_coll(struct sim *sm, const struct comm *c, const struct
         k = notes_coll_first(sm, c, in, ent);
     if (k < 0)
         return;
-    /* per rank: the simulated members' part in it, over the ranks that take part (sim.h) */
+    /*
+     * Per rank: the simulated members' part in it, over the ranks that take part (sim.h). A
+     * rank is in one group of each collective kind, so a group's bit counts its members once,
+     * at the end (notes_count_ranks()); a rank is in two point-to-point pairs of a kind
+     * (before and after it), so pairs mark their members.
+     */
     n = &sm->res->notes[k];
     n->member_ops += c->nsim;
+    if (!c->p2p) {
+        c->noted[k / 64] |= (uint64_t)1 << (k % 64);
+        return;
+    }
     for (int i = 0; i < c->nsim; i++) {
         uint64_t *w = &sm->r[c->members[i]].noted[k / 64], bit = (uint64_t)1 << (k % 64);
 
@@ -358,6 +368,9 @@ static inline void notes_coll(struct sim *sm, const struct comm *c, const struct
         }
     }
 }
+
+/* After the step: the ranks of every group that ran each note, and the counts per rank. */
+void notes_count_ranks(struct sim *sm);
 
 /* ---- diagnose.c ------------------------------------------------------------------------- */
 
