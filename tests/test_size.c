@@ -11,7 +11,7 @@
 
 struct size_case {
     const char *path;
-    const char *sets[8];
+    const char *sets[12];
 };
 
 /*
@@ -85,6 +85,11 @@ static const struct size_case cases[] = {
       { "parallelism.sharding=zero2", "training.offload=optimizer", "training.global_batch=64",
         "zero.reduce_bucket_size=1e6", NULL } },
     { "scenarios/sharding_offload_13b_1gpu.yaml", { "training.recompute=full", NULL } },
+    /* context parallelism wide enough that its ring dominates: the estimate is exact there */
+    { "scenarios/70b_256gpu.yaml",
+      { "parallelism.cp=32", "parallelism.dp=8", "parallelism.tp=1", "parallelism.pp=1",
+        "parallelism.vpp=1", "parallelism.schedule=1f1b", "parallelism.sequence_parallel=false",
+        "training.recompute=full", "parallelism.sharding=none", "training.global_batch=32" } },
     { "tests/fixtures/scenarios/good.yaml", { NULL } },
     { "tests/fixtures/scenarios/minimal.yaml", { NULL } },
 };
@@ -154,24 +159,24 @@ static void test_size_limits_refused_at_load(void **state)
         { "scenarios/ddp_8gpu.yaml",
           { "ddp.bucket_size=1 B", NULL },
           "<command line>:1:23: error: ddp.bucket_size 1 B makes 6.36e+09 gradient buckets per "
-          "step, each a collective of its own: a GPU's program would hold about 6.36e+09 tasks, "
+          "step, each a collective of its own: a GPU's program would hold about 6.67e+09 tasks, "
           "more than the 8388608 (2^23) a program may hold: about 0.8 GiB of memory" },
         { "scenarios/sharding_7b_8gpu.yaml",
           { "parallelism.sharding=zero2", "zero.reduce_bucket_size=1", NULL },
           "<command line>:1:31: error: zero.reduce_bucket_size 1 makes 6.87e+09 gradient "
           "buckets per step, each a collective of its own: a GPU's program would hold about "
-          "6.87e+09 tasks, more than the 8388608 (2^23) a program may hold: about 0.8 GiB of "
+          "7.22e+09 tasks, more than the 8388608 (2^23) a program may hold: about 0.8 GiB of "
           "memory" },
         { "scenarios/gpt2_1gpu.yaml",
           { "training.global_batch=1073741824", "training.micro_batch=1", NULL },
           "<command line>:1:29: error: global_batch / (micro_batch * dp) = 1073741824 / (1 * 1) "
           "= 1073741824 micro-batches per step, each simulated as its own tasks: a GPU's program "
-          "would hold about 7.09e+10 tasks, more than the 8388608 (2^23) a program may hold: "
+          "would hold about 7.44e+10 tasks, more than the 8388608 (2^23) a program may hold: "
           "about 0.8 GiB of memory" },
         { "tests/fixtures/scenarios/minimal.yaml",
           { "workload.layers=100000000", NULL },
           "<command line>:1:23: error: 100000000 layers (100000000 on the largest pipeline "
-          "stage) in 2 micro-batches: a GPU's program would hold about 8.28e+08 tasks, more "
+          "stage) in 2 micro-batches: a GPU's program would hold about 8.69e+08 tasks, more "
           "than the 8388608 (2^23) a program may hold: about 0.8 GiB of memory" },
         /* a hundred million GPT-2 layers: the step's FLOPs are refused first, at the workload */
         { "scenarios/gpt2_1gpu.yaml",

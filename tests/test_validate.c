@@ -451,7 +451,7 @@ static void test_validate_unreasonable_rows(void **state)
         "a job of 1073741824 GPUs is more than the 1048576 (2^20) a simulation may span: "
         "layouts and topologies keep state per GPU (the largest clusters hold about 10^5)",
         "100000000 layers (100000000 on the largest pipeline stage) in 8 micro-batches: a GPU's "
-        "program would hold about 3.2e+09 tasks, more than the 8388608 (2^23) a program may "
+        "program would hold about 3.36e+09 tasks, more than the 8388608 (2^23) a program may "
         "hold: about 0.8 GiB of memory",
         "memory_overhead_gib '1e300' is not a number between 0 and 1048576 (1 PiB)",
         "lora target 'q' is listed twice in 'q+v+q'",
