@@ -343,7 +343,7 @@ static void test_calibrate_gemm_dtype_fallback(void **state)
     fclose(log);
 }
 
-/* Bad rows are diagnosed with their line; unknown kernels are counted and ignored. */
+/* Bad rows are diagnosed with their line, unknown kernels too (with a did-you-mean). */
 static void test_calibrate_read_errors(void **state)
 {
     struct meas_set ms;
@@ -359,11 +359,11 @@ static void test_calibrate_read_errors(void **state)
                                       "all_reduce,,1024,,,8,1,magic,,5,,,,\n"   /* line 6 */
                                       "gemm,m=8 n=8 k=8 q=1,,bf16,,,,,,5,,,,\n" /* line 7 */
                                       "copy,,100,bf16,,,,,,,,,,\n"              /* line 8 */
-                                      "warp_shuffle,,,,,,,,,1,,,,\n"            /* ignored */
+                                      "warp_shuffle,,,,,,,,,1,,,,\n"            /* line 9 */
+                                      "gem,,,,,,,,,1,,,,\n"                     /* line 10 */
                                       "copy,,100,bf16,,,,,,5,,,,\n",            /* good */
                                &ms, diag),
                      -1);
-    assert_int_equal(ms.ignored, 1);
     assert_int_equal(ms.n, 1);
     rewind(diag);
     n = fread(buf, 1, sizeof(buf) - 1, diag);
@@ -375,6 +375,9 @@ static void test_calibrate_read_errors(void **state)
     assert_non_null(strstr(buf, "m.csv:6: error: unknown NCCL algorithm 'magic'"));
     assert_non_null(strstr(buf, "m.csv:7: error: shape 'm=8 n=8 k=8 q=1': unknown key 'q'"));
     assert_non_null(strstr(buf, "m.csv:8: error: 'copy' row needs a time or a rate"));
+    assert_non_null(strstr(buf, "m.csv:9: error: unknown kernel 'warp_shuffle' "
+                                "(src/kernels/README.md lists the kernels)"));
+    assert_non_null(strstr(buf, "m.csv:10: error: unknown kernel 'gem' (did you mean 'gemm'?)"));
     calib_release(&ms);
     fclose(diag);
 
@@ -386,6 +389,184 @@ static void test_calibrate_read_errors(void **state)
     assert_string_equal(buf, "m.csv:1: error: missing required column 'kernel'\n");
     calib_release(&ms);
     fclose(diag);
+}
+
+/* The diagnostics of one measurements text (the reader's result in *rc). */
+static char *read_diag(const char *text, int *rc)
+{
+    struct meas_set ms;
+    FILE *diag = tmpfile();
+    char *buf = xcalloc(4096, 1);
+
+    *rc = read_text(text, &ms, diag);
+    rewind(diag);
+    buf[fread(buf, 1, 4095, diag)] = '\0';
+    fclose(diag);
+    calib_release(&ms);
+    return buf;
+}
+
+/*
+ * Every measurement column is range-checked before use, with the row's line and the reason
+ * of the bound: a GEMM dimension beyond cuBLAS's int (m = n = k = 1e18), GPU counts beyond
+ * any cluster (1e30 would overflow the cast to int), timings and rates beyond any kernel.
+ */
+static void test_calibrate_read_ranges(void **state)
+{
+    static const struct {
+        const char *row, *want;
+    } cases[] = {
+        { "gemm,m=1e18 n=1e18 k=1e18,,fp8,,1,1,,,274.1,,,,\n",
+          "m.csv:2: error: shape 'm=1e18 n=1e18 k=1e18': 'm' must be a whole number of at most "
+          "2147483647 (the int dimensions of cuBLAS and the kernel set)\n" },
+        { "gemm,m=8.5 n=8 k=8,,bf16,,1,1,,,5,,,,\n",
+          "m.csv:2: error: shape 'm=8.5 n=8 k=8': 'm' must be a whole number of at most "
+          "2147483647 (the int dimensions of cuBLAS and the kernel set)\n" },
+        { "all_reduce,,1024,,,1e30,1,,,5,,,,\n",
+          "m.csv:2: error: gpus '1e30' exceeds 1.04858e+06 (beyond any cluster)\n" },
+        { "all_reduce,,1024,,,8.5,1,,,5,,,,\n",
+          "m.csv:2: error: gpus '8.5' is not a whole number >= 1\n" },
+        { "all_reduce,,1024,,,8,1e9,,,5,,,,\n",
+          "m.csv:2: error: nodes '1e9' exceeds 1.04858e+06 (beyond any cluster)\n" },
+        { "copy,,1e30,,,1,1,,,5,,,,\n",
+          "m.csv:2: error: bytes '1e30' exceeds 1.09951e+12 (1 TiB: more than any GPU holds)\n" },
+        { "copy,,100,,,1,1,,,1e12,,,,\n",
+          "m.csv:2: error: time_us '1e12' exceeds 1e+09 (1000 s: no kernel of the kernel set "
+          "runs that long)\n" },
+        { "gemm_best,,,bf16,,1,1,,,,1e9,,,\n",
+          "m.csv:2: error: tflops '1e9' exceeds 100000 (ten times any GPU's peak)\n" },
+        { "copy,,,,,1,1,,,,,1e9,,\n",
+          "m.csv:2: error: gbps '1e9' exceeds 100000 (ten times the fastest HBM)\n" },
+        { "attention_flash,batch=1 heads=1e20 seq=8 head_dim=8,,bf16,,1,1,,,,100,,,\n",
+          "m.csv:2: error: shape 'batch=1 heads=1e20 seq=8 head_dim=8': 'heads' must be a whole "
+          "number of at most 2147483647 (the int dimensions of cuBLAS and the kernel set)\n" },
+    };
+
+    (void)state;
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        struct strbuf sb;
+        char *got;
+        int rc;
+
+        sb_init(&sb);
+        sb_puts(&sb, HEADER);
+        sb_puts(&sb, cases[i].row);
+        got = read_diag(sb.buf, &rc);
+        assert_int_equal(rc, -1);
+        assert_string_equal(got, cases[i].want);
+        free(got);
+        sb_release(&sb);
+    }
+}
+
+/*
+ * A header without rows is refused (nothing to fit); so is a row that copies an earlier one
+ * in every measured column, whatever its date and source: 50 copies of one GEMM are one
+ * measurement, not 50.
+ */
+static void test_calibrate_refuses_empty_and_copies(void **state)
+{
+    char *got;
+    int rc;
+
+    (void)state;
+    got = read_diag(HEADER, &rc);
+    assert_int_equal(rc, -1);
+    assert_string_equal(got, "m.csv: error: no measurements (a header and no rows): nothing to "
+                             "fit\n");
+    free(got);
+    got = read_diag(HEADER "gemm,m=8 n=8 k=8,,bf16,,1,1,,,5,,,2024,a\n"
+                           "gemm,m=8 n=8 k=8,,bf16,,1,1,,,6,,,2024,a\n"
+                           "gemm,m=8 n=8 k=8,,bf16,,1,1,,,5,,,2025,b\n"
+                           "gemm,m=8 n=8 k=8,,bf16,,1,1,,,5,,,2025,c\n",
+                    &rc);
+    assert_int_equal(rc, -1);
+    assert_string_equal(got, "m.csv:4: error: the row repeats line 2 in every measured column: a "
+                             "copied row weighs twice in the fit\n"
+                             "m.csv:5: error: the row repeats line 2 in every measured column: a "
+                             "copied row weighs twice in the fit\n");
+    free(got);
+}
+
+/*
+ * Repeated timings of one GEMM shape determine gemm_max but not the latency and the tile (a
+ * fit of both from one shape is singular): the fit keeps the hardware's latency and says so.
+ */
+static void test_calibrate_one_shape_fits_gemm_max_only(void **state)
+{
+    struct hardware hw;
+    struct meas_set ms;
+    struct calib_result r;
+    struct calib_options opt = { .gemm_dtype = DT_BF16 };
+    struct strbuf sb;
+    uint64_t seed = 3;
+
+    (void)state;
+    make_hw(&hw);
+    sb_init(&sb);
+    sb_puts(&sb, HEADER);
+    for (int i = 0; i < 50; i++)
+        sb_addf(&sb, "gemm,m=4096 n=4096 k=4096,,bf16,H100,1,1,,,%.17g,,,,rep\n",
+                250.0 * (1 + 0.02 * (rng_uniform(&seed) - 0.5)));
+    assert_int_equal(read_text(sb.buf, &ms, stderr), 0);
+    assert_int_equal(calib_fit(&hw, &ms, &opt, &r, NULL), 0);
+    assert_true(r.fitted & CAL_GEMM_MAX);
+    assert_false(r.fitted & (CAL_GEMM_LATENCY | CAL_TILE));
+    assert_int_equal(r.eff.gemm_latency, hw.eff.gemm_latency);
+    assert_non_null(strstr(r.q_gemm.note, "latency and tile not fitted"));
+    calib_result_release(&r);
+    calib_release(&ms);
+    sb_release(&sb);
+}
+
+/* The log of calib_fit() on a measurements text, which must fail (heap string). */
+static char *fit_refused(const char *text)
+{
+    struct hardware hw;
+    struct meas_set ms;
+    struct calib_result r;
+    struct calib_options opt = { .gemm_dtype = DT_BF16 };
+    FILE *log = tmpfile();
+    char *buf = xcalloc(2048, 1);
+
+    make_hw(&hw);
+    assert_int_equal(read_text(text, &ms, stderr), 0);
+    assert_int_equal(calib_fit(&hw, &ms, &opt, &r, log), -1);
+    rewind(log);
+    buf[fread(buf, 1, 2047, log)] = '\0';
+    fclose(log);
+    calib_release(&ms);
+    return buf;
+}
+
+/*
+ * Fits the inputs cannot determine are refused with the reason: a timed row per parameter
+ * (no residual left to judge the fit: it printed sigma 0), a gemm_max above the peak (one
+ * small shape at 400 TFLOP/s is faster than the model allows with a 5 us latency: it
+ * "fitted" 3.6), and a row faster than the hardware's peak.
+ */
+static void test_calibrate_refuses_undetermined_fits(void **state)
+{
+    char *log;
+
+    (void)state;
+    log = fit_refused(HEADER "gemm,m=4096 n=4096 k=4096,,bf16,H100,1,1,,,,700,,,x\n");
+    assert_string_equal(log, "calibrate: error: GEMM: 1 timed row for 1 parameter: a fit needs "
+                             "more rows than parameters to be judged; add shapes or repeated "
+                             "timings\n");
+    free(log);
+    log = fit_refused(HEADER "gemm,m=1024 n=1024 k=1024,,bf16,H100,1,1,,,5,,,,x\n"
+                             "gemm,m=1024 n=1024 k=1024,,bf16,H100,1,1,,,5.1,,,,x\n");
+    assert_non_null(strstr(log, "calibrate: error: GEMM: gemm_max for bf16 comes out at "));
+    assert_non_null(strstr(log, "above 1 (the peak): the rows are faster than the model allows"));
+    free(log);
+    log = fit_refused(HEADER "gemm_best,,,bf16,H100,1,1,,,,1200,,,x\n"
+                             "copy,,,,H100,1,1,,,,,4000,,x\n");
+    assert_string_equal(log, "m.csv:2: error: achieved 1200 TFLOP/s is above the bf16 peak of "
+                             "989 TFLOP/s of 'synthetic'\n"
+                             "m.csv:3: error: achieved 4000 GB/s is above the memory peak of "
+                             "3350 GB/s of 'synthetic'\n");
+    free(log);
 }
 
 /* The calibration file names exactly the fitted keys, in the documented units. */
@@ -481,6 +662,10 @@ int main(void)
         cmocka_unit_test(test_calibrate_noisy_gemm),
         cmocka_unit_test(test_calibrate_gemm_dtype_fallback),
         cmocka_unit_test(test_calibrate_read_errors),
+        cmocka_unit_test(test_calibrate_read_ranges),
+        cmocka_unit_test(test_calibrate_refuses_empty_and_copies),
+        cmocka_unit_test(test_calibrate_one_shape_fits_gemm_max_only),
+        cmocka_unit_test(test_calibrate_refuses_undetermined_fits),
         cmocka_unit_test(test_calibrate_writes_yaml),
         cmocka_unit_test(test_calibrate_check),
     };

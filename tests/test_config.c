@@ -928,9 +928,63 @@ static void test_cfg_step_range_tiny_flops(void **state)
     cfg_free(load_ok("scenarios/gpt2_1gpu.yaml", &slow, 1));
 }
 
+/*
+ * A UTF-8 byte-order mark may open a YAML 1.2 stream: a scenario that starts with one loads
+ * like the same text without it, and a diagnostic on its first line counts columns after the
+ * mark (libyaml, told the encoding, read the mark as a column and misplaced the first key).
+ */
+static void test_cfg_byte_order_mark(void **state)
+{
+    static const char text[] = "\xEF\xBB\xBFhardware: tiny-pcie\n"
+                               "workload: tiny-gpt\n"
+                               "training:\n  seq_len: 1024\n  global_batch: 8\n";
+    static const char typo[] = "\xEF\xBB\xBFhardwar: tiny-pcie\n";
+    struct scenario *s, *plain;
+    char *diag;
+
+    (void)state;
+    diag = load_mem("bom.yaml", text, sizeof(text) - 1, &s);
+    assert_string_equal(diag, "");
+    free(diag);
+    assert_non_null(s);
+    diag = load_mem("plain.yaml", text + 3, sizeof(text) - 4, &plain);
+    free(diag);
+    assert_non_null(plain);
+    assert_int_equal(s->gpus, plain->gpus);
+    assert_int_equal(s->train.global_batch, plain->train.global_batch);
+    assert_string_equal(s->model.name, plain->model.name);
+    cfg_free(s);
+    cfg_free(plain);
+    diag = load_mem("bom.yaml", typo, sizeof(typo) - 1, &s);
+    assert_null(s);
+    assert_non_null(strstr(diag, "bom.yaml:1:1: error: unknown key 'hardwar' (did you mean "
+                                 "'hardware'?)\n"
+                                 "    1 | hardwar: tiny-pcie\n"
+                                 "      | ^~~~~~~\n"));
+    free(diag);
+}
+
+/* A list of flags names each once: `targets: [q, q, q]` is refused at the repeated item. */
+static void test_cfg_flags_listed_twice(void **state)
+{
+    const char *set = "training.lora.targets=[q, v, q]";
+    struct scenario *s;
+    char *diag = load("scenarios/qlora_7b_4090.yaml", &set, 1, &s);
+
+    (void)state;
+    assert_null(s);
+    assert_string_equal(diag, "<command line>:1:36: error: 'q' is listed twice in 'targets' "
+                              "(first at 1:30)\n"
+                              "    1 | --set training.lora.targets=[q, v, q]\n"
+                              "      |                                    ^\n");
+    free(diag);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cfg_byte_order_mark),
+        cmocka_unit_test(test_cfg_flags_listed_twice),
         cmocka_unit_test(test_cfg_step_range_tiny_flops),
         cmocka_unit_test(test_cfg_load_full_scenario),
         cmocka_unit_test(test_cfg_load_minimal_defaults),

@@ -116,6 +116,23 @@ static void test_csv_stray_quotes(void **state)
     assert_int_equal(err.col, 5);
 }
 
+/* A NUL byte in a field, quoted or not, is refused at its line and column, not cut short. */
+static void test_csv_nul_byte(void **state)
+{
+    static const char unquoted[] = "a,b\n1,x\0y\n";
+    static const char quoted[] = "a,b\n1,2\n\"p\0\",3\n";
+    struct csv_error err;
+
+    (void)state;
+    assert_null(csv_parse(unquoted, sizeof(unquoted) - 1, "t.csv", &err));
+    assert_int_equal(err.line, 2);
+    assert_int_equal(err.col, 4);
+    assert_string_equal(err.msg, "NUL byte in a field (a CSV file is text)");
+    assert_null(csv_parse(quoted, sizeof(quoted) - 1, "t.csv", &err));
+    assert_int_equal(err.line, 3);
+    assert_int_equal(err.col, 3);
+}
+
 /* Empty files and bad headers are rejected. */
 static void test_csv_bad_header(void **state)
 {
@@ -177,6 +194,7 @@ int main(void)
         cmocka_unit_test(test_csv_bom_and_blank_lines),
         cmocka_unit_test(test_csv_unterminated_quote),
         cmocka_unit_test(test_csv_stray_quotes),
+        cmocka_unit_test(test_csv_nul_byte),
         cmocka_unit_test(test_csv_bad_header),
         cmocka_unit_test(test_csv_missing_file),
         cmocka_unit_test(test_csv_reads_runs_file),

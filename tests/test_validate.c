@@ -499,6 +499,57 @@ static void test_validate_peak_reserved_metric(void **state)
     validate_release(&rep);
 }
 
+/*
+ * Rows that would build an unreasonable simulation are errors with their reason, the rows
+ * around them still evaluated: integers above the YAML loader's 2^30 (4 * hidden overflowed
+ * an int at INT_MAX), a GPU count beyond the simulator's, a hundred million layers (a program
+ * of billions of tasks), an overhead of 1e300 GiB (infinity), LoRA targets listed twice.
+ */
+static void test_validate_unreasonable_rows(void **state)
+{
+    struct fake f = { .ids = { "ok1", "ok2" }, .measured = { 1, 2 }, .n = 2, .fits = true };
+    struct validate_report rep;
+    static const char *const reasons[] = {
+        NULL,
+        "hidden '2147483647' is more than 1073741824 (2^30), the most any integer key takes",
+        "num_gpus '1e30' is more than 1073741824 (2^30), the most any integer key takes",
+        "a job of 1073741824 GPUs is more than the 1048576 (2^20) a simulation may span: "
+        "layouts and topologies keep state per GPU (the largest clusters hold about 10^5)",
+        "100000000 layers (100000000 on the largest pipeline stage) in 8 micro-batches: a GPU's "
+        "program would hold about 3.36e+09 tasks, more than the 8388608 (2^23) a program may "
+        "hold: about 0.8 GiB of memory",
+        "memory_overhead_gib '1e300' is not a number between 0 and 1048576 (1 PiB)",
+        "lora target 'q' is listed twice in 'q+v+q'",
+        NULL,
+    };
+
+    (void)state;
+    assert_int_equal(run("id,hardware,num_gpus,layers,hidden,heads,vocab,seq_len,global_batch,"
+                         "metric,value,memory_overhead_gib,finetune,lora_targets\n"
+                         "ok1,fake-a100,8,32,4096,32,32000,2048,64,step_time_s,1,,,\n"
+                         "wide,fake-a100,8,32,2147483647,1,32000,2048,64,step_time_s,1,,,\n"
+                         "many,fake-a100,1e30,32,4096,32,32000,2048,64,step_time_s,1,,,\n"
+                         "huge,fake-a100,1073741824,32,4096,32,32000,2048,1073741824,step_time_s,1,"
+                         ",,\n"
+                         "deep,fake-a100,8,100000000,64,1,32000,2048,64,step_time_s,1,,,\n"
+                         "inf,fake-a100,8,32,4096,32,32000,2048,64,step_time_s,1,1e300,,\n"
+                         "twice,fake-a100,8,32,4096,32,32000,2048,64,step_time_s,1,,lora,q+v+q\n"
+                         "ok2,fake-a100,8,32,4096,32,32000,2048,64,step_time_s,2,,,\n",
+                         &f, &rep, stderr),
+                     0);
+    assert_int_equal(rep.nrows, 8);
+    for (int i = 0; i < rep.nrows; i++) {
+        if (!reasons[i]) {
+            assert_true(rep.rows[i].ok);
+            continue;
+        }
+        assert_false(rep.rows[i].ok);
+        assert_string_equal(rep.rows[i].reason, reasons[i]);
+        assert_int_equal(rep.rows[i].line, i + 2);
+    }
+    validate_release(&rep);
+}
+
 /* A file without a required column is rejected as a whole with a diagnostic. */
 static void test_validate_missing_required_column(void **state)
 {
@@ -615,7 +666,7 @@ static void test_validate_text_output(void **state)
     assert_non_null(strstr(text, "hardware fake-a100: calibration calibration/fake-a100.yaml\n"));
     assert_non_null(strstr(text, "hardware nowhere: no calibration file\n"));
     assert_non_null(strstr(text, "+2.5 %\n"));
-    assert_non_null(strstr(text, "error: unknown hardware 'nowhere' (stub)\n"));
+    assert_non_null(strstr(text, "error at line 3: unknown hardware 'nowhere' (stub)\n"));
     assert_true(strstr(text, "r1 ") < strstr(text, "bad ") &&
                 strstr(text, "bad ") < strstr(text, "r2 "));
     {
@@ -672,12 +723,14 @@ static void test_validate_json(void **state)
     json = slurp(in);
     fclose(in);
     remove(path);
-    assert_non_null(strstr(json, "{\"id\": \"q\\\"1\", \"metric\": \"step_time_s\", \"measured\": "
+    assert_non_null(strstr(json, "{\"id\": \"q\\\"1\", \"line\": 2, \"metric\": \"step_time_s\", "
+                                 "\"measured\": "
                                  "10, \"predicted\": 10.15, \"error_pct\": 1.5000, \"status\": "
                                  "\"ok\"}"));
-    assert_non_null(strstr(json, "{\"id\": \"bad\", \"metric\": \"step_time_s\", \"measured\": "
-                                 "null, \"status\": \"error\", \"reason\": \"value '-3' is not a "
-                                 "positive number\"}"));
+    assert_non_null(
+        strstr(json, "{\"id\": \"bad\", \"line\": 3, \"metric\": \"step_time_s\", "
+                     "\"measured\": null, \"status\": \"error\", \"reason\": \"value '-3' is not a "
+                     "positive number\"}"));
     assert_non_null(strstr(json, "\"step_time_s\": {\"n\": 1, \"errors\": 1, \"median_abs_pct\": "
                                  "1.5000"));
     assert_non_null(strstr(json, "\"hardware\": {\"fake-a100\": {\"calibration\": "
@@ -851,6 +904,7 @@ int main(void)
         cmocka_unit_test(test_validate_block_style),
         cmocka_unit_test(test_validate_bad_rows),
         cmocka_unit_test(test_validate_peak_reserved_metric),
+        cmocka_unit_test(test_validate_unreasonable_rows),
         cmocka_unit_test(test_validate_missing_required_column),
         cmocka_unit_test(test_validate_statistics),
         cmocka_unit_test(test_validate_group_stats_by_prefix),

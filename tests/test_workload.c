@@ -761,6 +761,76 @@ static void test_workload_moe_permutation(void **state)
     assert_int_equal(pm->seg, SEG_GATE);
 }
 
+/* ---- model and hardware FLOPs (MFU, HFU) ---------------------------------------------- */
+
+/*
+ * Full training of an MHA GeLU-4h model counts exactly Korthikanti App. A eq. 7:
+ * 72·B·L·s·h²·(1 + s/6h + V/12hL) (forward and both gradients, no recomputation).
+ */
+static void test_workload_model_flops_korthikanti(void **state)
+{
+    struct scenario s;
+    double h = 1024, L = 8, sq = 2048, B = 4, V = 51200, want;
+
+    (void)state;
+    gpt(&s, 1024, 16, 2048, 4, 1, false, ATTN_FLASH);
+    want = 72 * B * L * sq * h * h * (1 + sq / (6 * h) + V / (12 * h * L));
+    assert_true(fabs(workload_model_flops(&s) / want - 1) < 1e-12);
+    assert_true(fabs(workload_hardware_flops(&s) / want - 1) < 1e-12); /* nothing recomputed */
+}
+
+/*
+ * LoRA and QLoRA count what runs: frozen weights forward and input gradient (2 x their
+ * forward FLOPs, no weight gradient), the attention core and the adapters forward and both
+ * gradients (3 x). Per sequence and layer the weights' forward is 24·s·h², the core's
+ * 4·s²·h; an adapter on q and on v adds 2·s·r·(h + h) each. (The old count, 3 x everything,
+ * put a 4090's LoRA step at 83 % MFU.)
+ */
+static void test_workload_model_flops_lora_frozen(void **state)
+{
+    struct scenario s;
+    double h = 1024, L = 8, sq = 2048, B = 4, V = 51200, r = 16;
+    double weights = L * 24 * sq * h * h + 2 * sq * h * V, core = L * 4 * sq * sq * h;
+    double adapters = L * 2 * (2 * sq * r * (h + h)), want;
+
+    (void)state;
+    gpt(&s, 1024, 16, 2048, 4, 1, false, ATTN_FLASH);
+    s.train.finetune = FT_LORA;
+    s.train.lora.rank = (int)r;
+    s.train.lora.targets = LORA_Q | LORA_V;
+    want = B * (2 * weights + 3 * core + 3 * adapters);
+    assert_true(fabs(workload_model_flops(&s) / want - 1) < 1e-12);
+    s.train.finetune = FT_QLORA; /* NF4 storage changes no FLOP count */
+    assert_true(fabs(workload_model_flops(&s) / want - 1) < 1e-12);
+    assert_non_null(strstr(workload_flops_convention(&s), "frozen weights 4N"));
+}
+
+/*
+ * HFU adds the recomputation: full runs every layer's forward again (the head not), or the
+ * first recompute_layers of each chunk; selective the unfused attention core; with
+ * FlashAttention selective recomputes nothing.
+ */
+static void test_workload_hardware_flops_recompute(void **state)
+{
+    struct scenario s;
+    double h = 1024, L = 8, sq = 2048, B = 4, layer = 24 * sq * h * h + 4 * sq * sq * h;
+    double model;
+
+    (void)state;
+    gpt(&s, 1024, 16, 2048, 4, 1, false, ATTN_STANDARD);
+    model = workload_model_flops(&s);
+    s.train.recompute = RC_FULL;
+    assert_true(fabs(workload_hardware_flops(&s) / (model + B * L * layer) - 1) < 1e-12);
+    s.train.recompute_layers = 3;
+    assert_true(fabs(workload_hardware_flops(&s) / (model + B * 3 * layer) - 1) < 1e-12);
+    s.train.recompute_layers = 0;
+    s.train.recompute = RC_SELECTIVE;
+    assert_true(fabs(workload_hardware_flops(&s) / (model + B * L * 4 * sq * sq * h) - 1) < 1e-12);
+    s.train.attention = ATTN_FLASH;
+    assert_true(fabs(workload_hardware_flops(&s) / model - 1) < 1e-12);
+    assert_true(fabs(workload_model_flops(&s) / model - 1) < 1e-12); /* MFU ignores recompute */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -784,6 +854,9 @@ int main(void)
         cmocka_unit_test(test_workload_lora_dropout_keeps_copy_and_mask),
         cmocka_unit_test(test_workload_torchtitan_op_sac),
         cmocka_unit_test(test_workload_moe_permutation),
+        cmocka_unit_test(test_workload_model_flops_korthikanti),
+        cmocka_unit_test(test_workload_model_flops_lora_frozen),
+        cmocka_unit_test(test_workload_hardware_flops_recompute),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -60,6 +60,12 @@ static void skip_break(struct parser *ps)
         advance(ps);
 }
 
+/* A field is text: a NUL byte would cut it short without a word (C strings end there). */
+static int nul_byte(struct parser *ps)
+{
+    return fail(ps, ps->line, ps->col, "NUL byte in a field (a CSV file is text)");
+}
+
 static int read_quoted(struct parser *ps)
 {
     int qline = ps->line, qcol = ps->col;
@@ -77,6 +83,8 @@ static int read_quoted(struct parser *ps)
             }
             break;
         }
+        if (*ps->p == '\0')
+            return nul_byte(ps);
         sb_add(&ps->field, ps->p, 1);
         advance(ps);
     }
@@ -92,6 +100,8 @@ static int read_unquoted(struct parser *ps)
             return fail(ps, ps->line, ps->col,
                         "quote inside an unquoted field (quote the whole field and double "
                         "the quote)");
+        if (*ps->p == '\0')
+            return nul_byte(ps);
         sb_add(&ps->field, ps->p, 1);
         advance(ps);
     }

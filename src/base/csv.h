@@ -9,7 +9,8 @@
  *
  * What is an error (the whole file is rejected, since nothing after it can be
  * trusted): an unterminated quoted field, a character other than a comma or a
- * line break after a closing quote, a quote inside an unquoted field, an
+ * line break after a closing quote, a quote inside an unquoted field, a NUL
+ * byte anywhere in a field (it would end the C string early), an
  * empty or duplicate header name, a file without a header. Records whose
  * field count differs from the header's are kept as read: the caller decides
  * (validate reports such a row and goes on).

@@ -62,6 +62,13 @@ static int count_chars(const char *s, size_t n)
     return c;
 }
 
+/* Bytes of a UTF-8 byte-order mark opening the text at `start` (the first line) before `off`:
+ * 3, or 0. The mark is no column, and is not printed. */
+static size_t bom_at(const struct diag_src *src, size_t start, size_t off)
+{
+    return start == 0 && off >= 3 && src->len >= 3 && !memcmp(src->text, "\xEF\xBB\xBF", 3) ? 3 : 0;
+}
+
 void diag_locate(const struct diag_src *src, size_t off, int *line, int *col)
 {
     size_t start, end;
@@ -69,6 +76,7 @@ void diag_locate(const struct diag_src *src, size_t off, int *line, int *col)
     if (off > src->len)
         off = src->len;
     *line = find_line(src, off, &start, &end);
+    start += bom_at(src, start, off);
     *col = 1 + count_chars(src->text + start, off - start);
 }
 
@@ -105,6 +113,7 @@ void diag_vprint(FILE *out, struct diag_mark m, const char *level, const char *f
         if (m.off > m.src->len)
             m.off = m.src->len;
         line = find_line(m.src, m.off, &start, &end);
+        start += bom_at(m.src, start, m.off);
         fprintf(out, "%s:%d:%d: %s: ", m.src->path, line,
                 1 + count_chars(m.src->text + start, m.off - start), level);
     }

@@ -95,6 +95,21 @@ const char *files_input_fd(int fd)
     return fstat(fd, &st) == 0 ? input_of(&st) : NULL;
 }
 
+static char *parent_of(const char *dir);
+
+/* Is the directory `path` would go in missing? Then true, with the message. */
+static bool missing_parent(const char *path, char *msg, size_t msglen)
+{
+    char *parent = parent_of(path);
+    struct stat st;
+    bool missing = stat(parent, &st) != 0 || !S_ISDIR(st.st_mode);
+
+    if (missing)
+        snprintf(msg, msglen, "cannot write '%s': its directory '%s' does not exist", path, parent);
+    free(parent);
+    return missing;
+}
+
 int files_check_output(const char *path, char *msg, size_t msglen)
 {
     bool is_stdout = strcmp(path, "-") == 0;
@@ -110,6 +125,8 @@ int files_check_output(const char *path, char *msg, size_t msglen)
         snprintf(msg, msglen, "refusing to write '%s': it is '%s', an input of this run", path, in);
     else if (!is_stdout && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         snprintf(msg, msglen, "cannot write '%s': it is a directory", path);
+    else if (!is_stdout && missing_parent(path, msg, msglen))
+        ; /* found before any simulation, not after it */
     else
         return 0;
     return -1;

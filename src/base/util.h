@@ -29,6 +29,39 @@ typedef int64_t sim_time;
  */
 #define SIM_STEP_LIMIT ((sim_time)1000000 * 1000000000)
 
+/*
+ * The most GPUs a simulated job may span: 2^20, ten times the largest clusters built (about
+ * 10^5 GPUs). Layouts, topologies and the engine keep state per GPU (config/limits.c).
+ */
+#define SIM_MAX_GPUS (1 << 20)
+
+/*
+ * Bytes per GPU the simulator answers for: 2^58 (256 PiB), a million times any GPU's memory.
+ * A memory mark is at most SIM_MARK_MAX (2^56) and the tracker adds marks with mem_add(),
+ * which saturates at +-2^62 where a sum would overflow, so no byte count wraps; a peak beyond
+ * SIM_MEM_LIMIT is refused after the run (engine/diagnose.c) as a step beyond SIM_STEP_LIMIT is.
+ */
+#define SIM_MEM_LIMIT ((int64_t)1 << 58)
+#define SIM_MARK_MAX  ((int64_t)1 << 56)
+#define SIM_MEM_SAT   ((int64_t)1 << 62)
+
+/* a + b for byte counts, saturating at +-SIM_MEM_SAT where it would overflow. */
+static inline int64_t mem_add(int64_t a, int64_t b)
+{
+    int64_t r;
+
+#if defined(__GNUC__)
+    if (__builtin_add_overflow(a, b, &r))
+        r = b > 0 ? SIM_MEM_SAT : -SIM_MEM_SAT;
+#else
+    if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b))
+        r = b > 0 ? SIM_MEM_SAT : -SIM_MEM_SAT;
+    else
+        r = a + b;
+#endif
+    return r;
+}
+
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define MIN(a, b)    ((a) < (b) ? (a) : (b))
 #define MAX(a, b)    ((a) > (b) ? (a) : (b))

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/units.h"
 #include "cli/cmd.h"
 #include "config/config.h"
 #include "fit/nccl_validate.h"
@@ -243,6 +244,46 @@ static void print_row(const struct bench_row *r)
            r->host_bound ? "*" : "");
 }
 
+#define MAX_ROWS 10000 /* sizes in one table: nccl-tests -b 8 -e 8G -f 2 prints 31 */
+
+/*
+ * The sizes must fit on the GPU, where nccl-tests allocates its buffers (a message larger
+ * than the memory of one GPU is no benchmark: 1e30 B gave negative times), and make a table
+ * of at most MAX_ROWS rows (--factor 1.000001 over 8:8G would print 10^9). 0, or -1 with the
+ * option named.
+ */
+static int check_sizes(const struct hardware *hw, const struct opts *o)
+{
+    double s;
+    int rows = 0;
+
+    if (hw->gpu.mem_bytes > 0 && o->sizes.max_bytes > hw->gpu.mem_bytes) {
+        char size[32], mem[32];
+
+        if (o->sizes.max_bytes < 1e15)
+            units_format(o->sizes.max_bytes, UNIT_BYTES, size, sizeof(size));
+        else
+            snprintf(size, sizeof(size), "%.3g B", o->sizes.max_bytes);
+        units_format(hw->gpu.mem_bytes, UNIT_BYTES, mem, sizeof(mem));
+        fprintf(stderr,
+                "simtrain collective: error: --sizes: %s is more than the %s of memory of one %s "
+                "GPU, where the benchmark's buffers live\n",
+                size, mem, hw->gpu.model ? hw->gpu.model : "?");
+        return -1;
+    }
+    for (s = o->sizes.min_bytes; s <= o->sizes.max_bytes * (1 + 1e-9) && rows <= MAX_ROWS;
+         s = ceil(s * o->factor))
+        rows++;
+    if (rows > MAX_ROWS) {
+        fprintf(stderr,
+                "simtrain collective: error: --sizes with --factor %.9g makes more than %d sizes, "
+                "the most one table prints (nccl-tests -b 8 -e 8G -f 2 prints 31)\n",
+                o->factor, MAX_ROWS);
+        return -1;
+    }
+    return 0;
+}
+
 static int run_table(const struct opts *o)
 {
     struct hardware *hw = cfg_load_hardware(o->hardware, stderr);
@@ -267,6 +308,10 @@ static int run_table(const struct opts *o)
     gpus = o->gpus > 0 ? o->gpus : MAX(use.gpus_per_node, 1) * MAX(o->nodes, 1);
     if (bench_check(&use, gpus, o->nodes, o->bench.nccl.algo, msg, sizeof(msg)) != 0) {
         fprintf(stderr, "simtrain collective: error: %s\n", msg);
+        cfg_free_hw(hw);
+        return 1;
+    }
+    if (check_sizes(&use, o) != 0) {
         cfg_free_hw(hw);
         return 1;
     }

@@ -306,7 +306,7 @@ static int run_sweep(struct sweep_args *a)
             return 1;
         }
     sweep_note_inputs(&sw); /* the files reference axes name, before outputs are opened */
-    if (announce(a, &sw) != 0 || check_outputs(a) != 0)
+    if (check_outputs(a) != 0 || announce(a, &sw) != 0) /* refusals before the count */
         rc = 1;
     else
         rc = a->mpi ? run_mpi(a, &sw) : run_stream(a, &sw);

@@ -68,6 +68,12 @@ int main(int argc, char **argv)
         usage(stderr, false);
         return 2;
     }
+    if ((strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+         strcmp(argv[1], "--version") == 0) &&
+        argc > 2) {
+        fprintf(stderr, "simtrain: error: %s takes no argument, got '%s'\n", argv[1], argv[2]);
+        return 2;
+    }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         usage(stdout, true);
         return finish(0);

@@ -334,6 +334,7 @@ static void extract_flags(struct schema_ctx *c, const struct field *f, const str
                           char *base)
 {
     unsigned bits = 0;
+    const struct yt_node *by[32] = { NULL }; /* the item that set each bit */
     char what[256];
 
     if (val->kind != YT_SEQ && !yt_is_null(val)) {
@@ -357,6 +358,21 @@ static void extract_flags(struct schema_ctx *c, const struct field *f, const str
             value_error(c, it, &e);
             continue;
         }
+        if (bits & (unsigned)name->value) { /* a list of flags names each one once */
+            const struct yt_node *first = NULL;
+            int line, col;
+
+            for (int b = 0; b < 32 && !first; b++)
+                if ((unsigned)name->value & bits & (1u << b))
+                    first = by[b];
+            diag_locate(first->src, first->off, &line, &col);
+            schema_error(c, yt_mark(it), "'%s' is listed twice in '%s' (first at %d:%d)",
+                         name->name, f->key, line, col);
+            continue;
+        }
+        for (int b = 0; b < 32; b++)
+            if ((unsigned)name->value & (1u << b))
+                by[b] = it;
         bits |= (unsigned)name->value;
     }
     if (f->off != NO_STORE)

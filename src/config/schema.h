@@ -179,6 +179,13 @@ void cfg_derive_defaults(struct scenario *s, unsigned given);
 /* Derive kv_heads, head_dim, ffn_hidden, moe.ffn_hidden and check the model alone. */
 int cfg_model_finalize(struct model *m, struct cfg_error *err);
 
+/*
+ * The sizes a simulation may reach (limits.c): GPUs, tasks per program (strategy/size.h),
+ * tokens to train. 0, or -1 with *err naming the setting, the limit and its reason. Called
+ * by scenario_finalize() once the layout and the batch are checked.
+ */
+int cfg_check_limits(struct scenario *s, struct cfg_error *err);
+
 /* ---- loaded scenarios (load.c, set.c) ----------------------------------------- */
 
 #define CMDLINE "<command line>" /* the "file" of --set diagnostics */

@@ -312,6 +312,10 @@ struct yt_doc *yt_parse(struct arena *a, const char *path, const char *text, siz
     b.doc->src = (struct diag_src){ arena_strdup(a, path), copy, len };
     if (start > len)
         start = len;
+    /* A byte-order mark may open a YAML 1.2 stream (§5.2). libyaml, told the encoding, would
+     * count it as a column of the first line and misread the first key's indentation. */
+    if (start == 0 && len >= 3 && !memcmp(copy, "\xEF\xBB\xBF", 3))
+        start = 3;
     b.cp = (struct charpos){ copy, len, start, 0, 0 };
     b.cp_end = b.cp;
     if (!yaml_parser_initialize(&parser)) {

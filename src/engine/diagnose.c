@@ -42,6 +42,21 @@ int diagnose_step_range(const struct sim *sm, char *reason, size_t reason_len)
     return -1;
 }
 
+int diagnose_memory_range(const struct sim *sm, char *reason, size_t reason_len)
+{
+    for (int ri = 0; ri < sm->nr; ri++)
+        if (sm->res->ranks[ri].peak > SIM_MEM_LIMIT) {
+            snprintf(reason, reason_len,
+                     "rank %d would hold more than %.0f PiB at its peak, a million times any "
+                     "GPU's memory: the workload is too large for the simulator to count its "
+                     "bytes (they saturate beyond)",
+                     sm->res->ranks[ri].rank,
+                     (double)SIM_MEM_LIMIT / (1024.0 * 1024 * 1024 * 1024 * 1024));
+            return -1;
+        }
+    return 0;
+}
+
 int diagnose_deadlock(const struct sim *sm, char *reason, size_t reason_len)
 {
     int ri, st;

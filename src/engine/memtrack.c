@@ -18,7 +18,9 @@ void memtrack_init(struct sim *sm)
     double f = sm->sc->train.fragmentation;
 
     sm->reserve_per_byte = f / (1 - f);
-    sm->capacity = (int64_t)sm->sc->hw.gpu.mem_bytes;
+    sm->capacity = sm->sc->hw.gpu.mem_bytes < (double)SIM_MEM_LIMIT
+                       ? (int64_t)sm->sc->hw.gpu.mem_bytes
+                       : SIM_MEM_LIMIT; /* the loader keeps it below 1 PiB (config/limits.c) */
 }
 
 /*
@@ -43,16 +45,17 @@ void memtrack_apply(struct sim *sm, int ri, int cat, int64_t delta, const int64_
 
     if (delta == 0)
         return;
-    rr->cur[cat] += delta;
+    rr->cur[cat] = mem_add(rr->cur[cat], delta);
     assert(rr->cur[cat] >= 0 && "memory freed twice");
     if (mod) /* the mark's bytes by module (prog_mem_modules()) */
         for (int m = 0; m < MM_COUNT; m++)
             rr->mod_cur[m] += mod[m];
     if (churned(cat))
-        r->churn += delta;
+        r->churn = mem_add(r->churn, delta);
     if (r->churn > 0 || rr->cur[MC_RESERVE] > 0) {
-        int64_t want = llround(sm->reserve_per_byte * (double)r->churn);
-        int64_t room = sm->capacity - (r->mem + delta - rr->cur[MC_RESERVE]);
+        double w = sm->reserve_per_byte * (double)r->churn; /* <= 9 * 2^62: clamped below */
+        int64_t want = w < (double)SIM_MEM_SAT ? llround(w) : SIM_MEM_SAT;
+        int64_t room = sm->capacity - mem_add(r->mem, delta - rr->cur[MC_RESERVE]);
         int64_t reserve = MAX(0, MIN(want, room));
 
         if (room >= 0 && want - reserve > rr->reserve_short)
@@ -60,7 +63,7 @@ void memtrack_apply(struct sim *sm, int ri, int cat, int64_t delta, const int64_
         delta += reserve - rr->cur[MC_RESERVE];
         rr->cur[MC_RESERVE] = reserve;
     }
-    total = r->mem += delta;
+    total = r->mem = mem_add(r->mem, delta);
     {
         int64_t held = total - rr->cur[MC_OVERHEAD]; /* the caching allocator's */
 

@@ -70,18 +70,19 @@ void notes_memory(struct sim *sm, int ri)
     memcpy(s->cur, rr->cur, sizeof(rr->cur));
 }
 
-/* The first operation of its shape on a communicator of this kind: a new note (at most 256). */
-void notes_coll_first(struct sim *sm, const struct comm *c, const struct inst *in,
-                      struct cost_ent *ent)
+/* The first operation of its shape on a communicator of this kind: a new note. */
+int notes_coll_first(struct sim *sm, const struct comm *c, const struct inst *in,
+                     struct cost_ent *ent)
 {
     struct sim_result *res = sm->res;
     struct coll_note *n;
 
-    if (res->nnotes >= 256)
-        return;
+    if (res->nnotes >= SIM_MAX_NOTES)
+        return -1;
     grow_array((void **)&res->notes, &res->cap_notes, (size_t)res->nnotes + 1, sizeof(*res->notes));
     ent->note[c->kind] = res->nnotes;
     n = &res->notes[res->nnotes++];
+    memset(n, 0, sizeof(*n));
     n->comm_kind = c->kind;
     n->op = in->op;
     n->nranks = c->g.nranks;
@@ -92,4 +93,21 @@ void notes_coll_first(struct sim *sm, const struct comm *c, const struct inst *i
     n->bytes = in->bytes;
     n->time = coll_time(&c->cost);
     n->count = 1;
+    return res->nnotes - 1;
+}
+
+void notes_count_ranks(struct sim *sm)
+{
+    struct sim_result *res = sm->res;
+
+    for (int ci = 0; ci < sm->ncomms; ci++) {
+        const struct comm *c = &sm->comms[ci];
+
+        for (int k = 0; k < res->nnotes && !c->p2p; k++)
+            if (c->noted[k / 64] & (uint64_t)1 << (k % 64))
+                res->notes[k].ranks += c->nsim;
+    }
+    for (int k = 0; k < res->nnotes; k++)
+        res->notes[k].per_rank =
+            res->notes[k].ranks > 0 ? res->notes[k].member_ops / res->notes[k].ranks : 0;
 }

@@ -4,6 +4,7 @@
  * tasks; run events until none is left; check that every program ran to its end; total the
  * step; release. The phases' work lives in the files sim_internal.h lists.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,6 +90,7 @@ static void finish(struct sim *sm)
     sm->eng.now = res->step;
     for (ri = 0; ri < sm->nr; ri++)
         exec_account(sm, ri);
+    notes_count_ranks(sm);
 }
 
 static void release(struct sim *sm)
@@ -100,6 +102,38 @@ static void release(struct sim *sm)
     engine_release(&sm->eng);
 }
 
+/*
+ * The work of the simulated ranks, within SIM_MAX_TASK_RUNS: the tasks each runs, its own
+ * state, and the members of each communicator it joins (comms_setup() lists every group
+ * member of every simulated rank: --ranks all over a data-parallel group of a million GPUs
+ * is 10^12 of them). 0, or -1 and why not.
+ */
+static int check_task_runs(const struct sim *sm, struct prog *const *prog_of_stage, char *reason,
+                           size_t reason_len)
+{
+    int pp = sm->sc->par.pp;
+    double per_stage = sm->opts->all_ranks ? (double)sm->lay->world / pp : 1, runs = 0;
+
+    for (int st = 0; st < pp; st++) {
+        const struct prog *p = prog_of_stage[st];
+        uint32_t kinds = p->coll_comms | p->send_comms | p->recv_comms;
+        double members = 0;
+
+        for (int k = 0; k < COMM_KIND_COUNT; k++)
+            if (kinds & (1u << k))
+                members += layout_group_size(sm->lay, k);
+        runs += per_stage * (p->ntasks + SIM_RANK_TASKS + members);
+    }
+    if (runs <= SIM_MAX_TASK_RUNS)
+        return 0;
+    snprintf(reason, reason_len,
+             "simulating %.0f ranks would take %.3g task runs and communicator members, more "
+             "than the %.0f (2^27, about a minute) a step may take; simulate one rank per "
+             "pipeline stage (--ranks stage)",
+             per_stage * pp, runs, SIM_MAX_TASK_RUNS);
+    return -1;
+}
+
 int sim_run(const struct scenario *s, const struct layout *l, struct prog *const *prog_of_stage,
             const struct sim_opts *opts, struct sim_result *res, char *reason, size_t reason_len)
 {
@@ -107,6 +141,10 @@ int sim_run(const struct scenario *s, const struct layout *l, struct prog *const
     int *sim_of_rank, rc;
 
     init(&sm, s, l, opts, res);
+    if (check_task_runs(&sm, prog_of_stage, reason, reason_len) != 0) {
+        release(&sm);
+        return -1;
+    }
     sim_of_rank = setup_ranks(&sm, prog_of_stage);
     if (notes_select(&sm, reason, reason_len) != 0) {
         free(sim_of_rank);
@@ -122,6 +160,8 @@ int sim_run(const struct scenario *s, const struct layout *l, struct prog *const
     finish(&sm);
     if (rc == 0)
         rc = diagnose_step_range(&sm, reason, reason_len);
+    if (rc == 0)
+        rc = diagnose_memory_range(&sm, reason, reason_len);
     release(&sm);
     return rc;
 }

@@ -57,6 +57,17 @@ struct sim_opts {
 #define SIM_TRACE_MAX_BYTES      ((double)4 * 1024 * 1024 * 1024)
 #define SIM_TRACE_BYTES_PER_TASK 180.0
 
+/*
+ * A step is refused, before any rank is set up, when its simulated ranks would run more than
+ * SIM_MAX_TASK_RUNS tasks in all, each rank counted SIM_RANK_TASKS more for its own state
+ * (about 1 KB: its result, streams and memory tracker) and one more per member of each of its
+ * communicators (listed when they are set up): 2^27, about a minute of simulation and a few
+ * GiB. The 405B job's 16,384 ranks take 7e7 (26 s); --ranks all over a million GPUs would
+ * take billions, or 10^12 with one data-parallel group of them all.
+ */
+#define SIM_MAX_TASK_RUNS ((double)(1 << 27))
+#define SIM_RANK_TASKS    64.0
+
 struct trace_rec {
     int32_t rank_idx; /* index into result->ranks */
     int32_t task;     /* task index in the rank's program */
@@ -92,7 +103,16 @@ struct rank_result {
     bool traced;     /* its tasks and memory are in the trace (sim_opts.trace_ranks) */
 };
 
-struct coll_note { /* one distinct collective shape seen, for reports */
+/*
+ * One distinct collective shape seen, for reports (at most SIM_MAX_NOTES, first seen first).
+ * Per rank: count is the operations the simulated groups ran, which grows with the ranks
+ * simulated; per_rank is what one GPU takes part in, the same with --ranks all as with one
+ * rank per stage on a symmetric layout (the simulated members' part over the ranks taking
+ * part; a mean where the stages differ).
+ */
+#define SIM_MAX_NOTES 256
+
+struct coll_note {
     int comm_kind;
     int op;
     int nranks, nnodes;
@@ -100,7 +120,10 @@ struct coll_note { /* one distinct collective shape seen, for reports */
     const char *path;
     double bytes;
     sim_time time;
-    int count;
+    int count;         /* operations of the simulated groups */
+    double member_ops; /* operations times their simulated members */
+    int ranks;         /* simulated ranks that took part */
+    double per_rank;   /* member_ops / ranks: operations per GPU per step */
 };
 
 struct sim_result {
@@ -119,8 +142,9 @@ struct sim_result {
  * Simulate one step: prog_of_stage[s] is the program of pipeline stage s (all
  * sealed), run by every simulated rank of that stage. Returns 0, or -1 with a
  * reason when the programs deadlock (a strategy bug; SIMTRAIN_DEBUG_STUCK=1
- * prints every rank's stream heads), the step outlasts SIM_STEP_LIMIT, or the
- * trace asked for would exceed SIM_TRACE_MAX_BYTES (checked before the step runs). The caller owns
+ * prints every rank's stream heads), the step outlasts SIM_STEP_LIMIT, the ranks
+ * would run more than SIM_MAX_TASK_RUNS tasks, or the trace asked for would exceed
+ * SIM_TRACE_MAX_BYTES (both checked before the step runs). The caller owns
  * `res`, filled in either case, and frees it with sim_result_release().
  */
 int sim_run(const struct scenario *s, const struct layout *l, struct prog *const *prog_of_stage,

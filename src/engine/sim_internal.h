@@ -66,6 +66,7 @@ struct comm {
         double bytes;
         size_t ent; /* index into sim.cache */
     } memo[COMM_MEMO];
+    uint64_t noted[SIM_MAX_NOTES / 64]; /* a bit per coll_note it ran (not p2p: notes.c) */
 };
 
 struct sflow {
@@ -107,6 +108,7 @@ struct srank {
     double sm_busy;   /* fraction of SMs held by active collectives */
     int64_t mem;      /* bytes held now: the sum of rank_result.cur */
     int64_t churn;    /* bytes of the categories allocated and freed within the step */
+    uint64_t noted[SIM_MAX_NOTES / 64]; /* a bit per coll_note this rank took part in */
 };
 
 struct cost_key {
@@ -320,8 +322,10 @@ int notes_select(struct sim *sm, char *reason, size_t reason_len);
 
 void notes_task_record(struct sim *sm, int ri, int task, sim_time t0);
 void notes_memory(struct sim *sm, int ri);
-void notes_coll_first(struct sim *sm, const struct comm *c, const struct inst *in,
-                      struct cost_ent *ent);
+/* A new note for the first operation of its shape on `c`'s kind: its index, or -1 when
+ * SIM_MAX_NOTES are taken. */
+int notes_coll_first(struct sim *sm, const struct comm *c, const struct inst *in,
+                     struct cost_ent *ent);
 
 /* Record task `task` of rank ri, which ran from t0 to now, when the rank is traced. */
 static inline void notes_task(struct sim *sm, int ri, int task, sim_time t0)
@@ -331,14 +335,42 @@ static inline void notes_task(struct sim *sm, int ri, int task, sim_time t0)
 }
 
 /* Count one operation of communicator c (cost entry ent) in the report's list of shapes. */
-static inline void notes_coll(struct sim *sm, const struct comm *c, const struct inst *in,
+static inline void notes_coll(struct sim *sm, struct comm *c, const struct inst *in,
                               struct cost_ent *ent)
 {
-    if (ent->note[c->kind] >= 0)
-        sm->res->notes[ent->note[c->kind]].count++;
+    struct coll_note *n;
+    int k = ent->note[c->kind];
+
+    if (k >= 0)
+        sm->res->notes[k].count++;
     else
-        notes_coll_first(sm, c, in, ent);
+        k = notes_coll_first(sm, c, in, ent);
+    if (k < 0)
+        return;
+    /*
+     * Per rank: the simulated members' part in it, over the ranks that take part (sim.h). A
+     * rank is in one group of each collective kind, so a group's bit counts its members once,
+     * at the end (notes_count_ranks()); a rank is in two point-to-point pairs of a kind
+     * (before and after it), so pairs mark their members.
+     */
+    n = &sm->res->notes[k];
+    n->member_ops += c->nsim;
+    if (!c->p2p) {
+        c->noted[k / 64] |= (uint64_t)1 << (k % 64);
+        return;
+    }
+    for (int i = 0; i < c->nsim; i++) {
+        uint64_t *w = &sm->r[c->members[i]].noted[k / 64], bit = (uint64_t)1 << (k % 64);
+
+        if (!(*w & bit)) {
+            *w |= bit;
+            n->ranks++;
+        }
+    }
 }
+
+/* After the step: the ranks of every group that ran each note, and the counts per rank. */
+void notes_count_ranks(struct sim *sm);
 
 /* ---- diagnose.c ------------------------------------------------------------------------- */
 
@@ -350,5 +382,8 @@ int diagnose_deadlock(const struct sim *sm, char *reason, size_t reason_len);
 
 /* 0 when the step (after finish) is within SIM_STEP_LIMIT; else -1 with the reason. */
 int diagnose_step_range(const struct sim *sm, char *reason, size_t reason_len);
+
+/* 0 when every rank's peak is within SIM_MEM_LIMIT (util.h); else -1 with the reason. */
+int diagnose_memory_range(const struct sim *sm, char *reason, size_t reason_len);
 
 #endif

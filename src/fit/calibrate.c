@@ -327,10 +327,47 @@ static void fit_host(const struct meas_set *ms, struct calib_result *r)
     free(v);
 }
 
+/*
+ * No measured rate may exceed the hardware's peak: compute rows its dense peak in their dtype
+ * (at the highest SM clock where the hardware gives the clock model), memory-bound rows its
+ * memory bandwidth (a faster row is another GPU's, or a typo, and would fit an efficiency above
+ * 1). 0, or -1 with each such row's line on `log`.
+ */
+static int check_rates(const struct hardware *hw, const struct meas_set *ms, FILE *log)
+{
+    int bad = 0;
+
+    for (int i = 0; i < ms->n; i++) {
+        const struct measurement *m = &ms->rows[i];
+        bool compute = m->kind == MEAS_GEMM || m->kind == MEAS_GEMM_BEST ||
+                       m->kind == MEAS_ATTN_FLASH || m->kind == MEAS_ATTN_STD;
+        double burst = hw->gpu.clock_max_Hz > 0
+                           ? cost_gemm_peak_at(&hw->gpu, m->dtype, hw->gpu.clock_max_Hz)
+                           : 0;
+        double peak = compute ? fmax(cost_peak_flops(&hw->gpu, m->dtype), burst)
+                      : m->kind == MEAS_MEMBOUND ? hw->gpu.mem_bw_Bps
+                                                 : 0;
+
+        if (peak > 0 && m->rate > peak * (1 + 1e-9)) {
+            if (log)
+                fprintf(log,
+                        "%s:%d: error: achieved %.4g %s is above the %s peak of %.4g %s of '%s'\n",
+                        ms->csv->name, m->line, m->rate / (compute ? 1e12 : 1e9),
+                        compute ? "TFLOP/s" : "GB/s", compute ? dtype_name(m->dtype) : "memory",
+                        peak / (compute ? 1e12 : 1e9), compute ? "TFLOP/s" : "GB/s",
+                        hw->name ? hw->name : "?");
+            bad++;
+        }
+    }
+    return bad ? -1 : 0;
+}
+
 int calib_fit(const struct hardware *hw, const struct meas_set *ms, const struct calib_options *opt,
               struct calib_result *out, FILE *log)
 {
     memset(out, 0, sizeof(*out));
+    if (check_rates(hw, ms, log))
+        return -1;
     out->eff = hw->eff;
     out->gemm_dtype = opt->gemm_dtype;
     out->coll_report_only = opt->coll_report_only;

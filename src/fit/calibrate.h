@@ -82,14 +82,16 @@ struct measurement {
 struct meas_set {
     struct measurement *rows;
     int n;
-    int ignored;           /* rows of kernels without a model (reported, not fitted) */
     struct csv_table *csv; /* owns the strings */
 };
 
 /*
  * Read measurements from `path` into *ms (released with calib_release()).
  * Every row is checked; bad rows are printed to `diag` as
- * `path:line: error: ...`, and any error makes the call return -1.
+ * `path:line: error: ...`, and any error makes the call return -1: a value
+ * out of its column's range (stated in the message), a kernel without a model,
+ * a row that copies an earlier one in every measured column, a file without
+ * rows (nothing to fit).
  */
 int calib_read(const char *path, struct meas_set *ms, FILE *diag);
 

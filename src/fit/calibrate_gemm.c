@@ -235,11 +235,81 @@ static int plan_params(struct gemm_ctx *c)
     return nf;
 }
 
+/*
+ * Distinct points among the GEMM rows (kind, dtype and shape), and *shapes, the distinct
+ * shapes of timed GEMMs (gemm_best rows have none). Quadratic: a measurements file holds tens
+ * of GEMM rows.
+ */
+static int distinct_gemm_points(const struct measurement *const *rows, int n, int *shapes)
+{
+    int points = 0;
+
+    *shapes = 0;
+    for (int i = 0; i < n; i++) {
+        const struct measurement *a = rows[i];
+        bool seen_point = false, seen_shape = a->kind != MEAS_GEMM;
+
+        for (int j = 0; j < i; j++) {
+            const struct measurement *b = rows[j];
+            bool shape = b->kind == a->kind && !(b->m < a->m || b->m > a->m) &&
+                         !(b->n < a->n || b->n > a->n) && !(b->k < a->k || b->k > a->k) &&
+                         !(b->batch < a->batch || b->batch > a->batch);
+
+            seen_shape |= shape;
+            seen_point |= shape && b->dtype == a->dtype;
+        }
+        points += !seen_point;
+        *shapes += !seen_shape;
+    }
+    return points;
+}
+
+/*
+ * A GEMM fit its inputs cannot determine is refused, with the reason. Timed rows must
+ * outnumber the parameters they are fitted to (gemm_max of each dtype, the sustained clocks
+ * fitted, and the latency when fitted): as many rows as parameters leave no residual to judge
+ * the fit by (a sigma of 0 and an R^2 of nothing). Best-shape rows are no fit: they read
+ * gemm_max directly. And a gemm_max above 1 is a rate above the peak at its clock, which no
+ * efficiency gives: the rows are faster than the model allows with the hardware's fixed launch
+ * latency (one shape cannot separate the two). Returns true, with the message on `log`, when
+ * refused.
+ */
+static bool gemm_undetermined(const struct hardware *hw, const struct gemm_model *gm,
+                              const struct measurement *const *rows, int n, int params,
+                              FILE *log)
+{
+    int timed = 0;
+
+    for (int i = 0; i < n; i++)
+        timed += rows[i]->kind == MEAS_GEMM;
+    if (timed > 0 && timed <= params) {
+        if (log)
+            fprintf(log,
+                    "calibrate: error: GEMM: %d timed row%s for %d parameter%s: a fit needs more "
+                    "rows than parameters to be judged; add shapes or repeated timings\n",
+                    timed, timed == 1 ? "" : "s", params, params == 1 ? "" : "s");
+        return true;
+    }
+    for (int d = 0; d < DT_COUNT; d++)
+        if (gm->g[d] > 1) {
+            if (log)
+                fprintf(log,
+                        "calibrate: error: GEMM: gemm_max for %s comes out at %.3g, above 1 (the "
+                        "peak): the rows are faster than the model allows with a launch latency "
+                        "of %.2f us; add shapes of other sizes (the latency is fitted from two or "
+                        "more) or check the rows against the %s peak of %.0f TFLOP/s\n",
+                        dtype_name((enum dtype)d), gm->g[d], gm->latency_s * 1e6,
+                        dtype_name((enum dtype)d), cost_peak_flops(&hw->gpu, (enum dtype)d) / 1e12);
+            return true;
+        }
+    return false;
+}
+
 int calib_fit_gemm(const struct hardware *hw, const struct meas_set *ms,
                    const struct calib_options *opt, struct calib_result *r, FILE *log)
 {
     const struct measurement **rows;
-    int n = calib_collect(ms, calib_is_gemm, &rows), nshaped = 0, nclock;
+    int n = calib_collect(ms, calib_is_gemm, &rows), nshaped = 0, nclock, nshapes, distinct;
     struct gemm_ctx c;
     struct gemm_model best = { .chisq = INFINITY }, cur;
     bool can_fit_latency;
@@ -259,8 +329,13 @@ int calib_fit_gemm(const struct hardware *hw, const struct meas_set *ms,
     nclock = plan_params(&c);
     for (int i = 0; i < n; i++)
         nshaped += rows[i]->kind == MEAS_GEMM;
-    /* Latency and tile need two shaped rows and one point more than parameters. */
-    can_fit_latency = nshaped >= 2 && n >= c.np + 2 && c.np + 1 <= FIT_MAX_PARAMS;
+    /*
+     * Latency and tile need two distinct shapes and one distinct point more than parameters:
+     * repeated timings of one shape cannot tell a fixed latency from a lower rate (the fit
+     * would be singular and its sigma meaningless), so they determine gemm_max alone.
+     */
+    distinct = distinct_gemm_points(rows, n, &nshapes);
+    can_fit_latency = nshapes >= 2 && distinct >= c.np + 2 && c.np + 1 <= FIT_MAX_PARAMS;
     if (c.np > FIT_MAX_PARAMS || n < c.np) {
         if (log)
             fprintf(log, "calibrate: GEMM rows: %d parameters for %d rows (dtypes and clocks)\n",
@@ -283,6 +358,10 @@ int calib_fit_gemm(const struct hardware *hw, const struct meas_set *ms,
     if (isinf(best.chisq)) {
         if (log)
             fprintf(log, "calibrate: GEMM fit failed: %s\n", best.msg);
+        free(rows);
+        return -1;
+    }
+    if (gemm_undetermined(hw, &best, rows, n, c.np + (can_fit_latency ? 1 : 0), log)) {
         free(rows);
         return -1;
     }

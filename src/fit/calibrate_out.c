@@ -164,8 +164,6 @@ void calib_write_yaml(const struct hardware *hw, const char *for_name, const str
                     : k == 1 ? "d2h"
                              : "d2d",
                     r->host_Bps[k] / 1e9);
-    if (ms->ignored)
-        fprintf(out, "  ignored_rows: %d\n", ms->ignored);
 }
 
 static void print_quality(FILE *out, const char *what, const struct calib_quality *q)

@@ -6,9 +6,12 @@
  */
 #include "fit/calibrate.h"
 
+#include "base/diag.h"
+
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,8 +83,26 @@ static bool same_word(const char *a, const char *b)
     return *a == *b;
 }
 
-/* A number field: empty -> *out = 0 and 0; malformed or negative -> -1 with a diagnostic. */
-static int number(struct reader *rd, int col, const char *what, double *out)
+/*
+ * Bounds of the measurement columns: beyond them a row describes no kernel that runs, and the
+ * fits and casts downstream would overflow (a GEMM of m = n = k = 1e18, 1e30 GPUs). Each
+ * bound comes with its reason in the diagnostic.
+ */
+#define MAX_DIM     2147483647.0    /* cuBLAS and the kernel set take int dimensions */
+#define MAX_BYTES   1099511627776.0 /* 1 TiB: more than any GPU holds (B200: 192 GB) */
+#define MAX_TIME_US 1e9             /* 1000 s: no kernel of the kernel set runs that long */
+#define MAX_TFLOPS  1e5             /* 100 PFLOP/s: ten times any GPU's densest peak */
+#define MAX_GBPS    1e5             /* 100 TB/s: ten times the fastest HBM (B200, 8 TB/s) */
+#define MAX_CLOCK_MHZ 1e4          /* 10 GHz: three times any GPU SM clock (B200: 1965 MHz) */
+#define MAX_POWER_W 1e4             /* 10 kW: ten times any GPU board (B200: 1000 W) */
+#define MAX_GPUS    1048576.0 /* 2^20: beyond any cluster (the largest hold about 10^5 GPUs) */
+
+/*
+ * A number field in [0, max] (`why`: the reason for max): empty -> *out = 0 and 0;
+ * malformed, negative or above max -> -1 with a diagnostic.
+ */
+static int number(struct reader *rd, int col, const char *what, double max, const char *why,
+                  double *out)
 {
     const char *s = csv_field(rd->t, rd->row, col);
     char *end;
@@ -94,6 +115,22 @@ static int number(struct reader *rd, int col, const char *what, double *out)
         end++;
     if (end == s || *end || !isfinite(*out) || *out < 0) {
         row_error(rd, "%s '%s' is not a non-negative number", what, s);
+        return -1;
+    }
+    if (*out > max) {
+        row_error(rd, "%s '%s' exceeds %g (%s)", what, s, max, why);
+        return -1;
+    }
+    return 0;
+}
+
+/* A whole-number field in [1, MAX_GPUS] (gpus, nodes); empty -> *out = 0. */
+static int count_field(struct reader *rd, int col, const char *what, double *out)
+{
+    if (number(rd, col, what, MAX_GPUS, "beyond any cluster", out))
+        return -1;
+    if (*out > floor(*out) || (csv_field(rd->t, rd->row, col)[0] && *out < 1)) {
+        row_error(rd, "%s '%s' is not a whole number >= 1", what, csv_field(rd->t, rd->row, col));
         return -1;
     }
     return 0;
@@ -168,6 +205,13 @@ static int parse_shape(struct reader *rd, const char *shape, const char *const *
             row_error(rd, "shape '%s': unknown key '%s'", shape, key);
             return -1;
         }
+        if (v > floor(v) || v > MAX_DIM) {
+            row_error(rd,
+                      "shape '%s': '%s' must be a whole number of at most %.0f (the int "
+                      "dimensions of cuBLAS and the kernel set)",
+                      shape, key, MAX_DIM);
+            return -1;
+        }
         vals[i] = v;
     }
     return 0;
@@ -231,7 +275,8 @@ static int read_coll(struct reader *rd, struct measurement *m)
     double gpus, nodes;
     int a, p;
 
-    if (number(rd, rd->col_gpus, "gpus", &gpus) || number(rd, rd->col_nodes, "nodes", &nodes))
+    if (count_field(rd, rd->col_gpus, "gpus", &gpus) ||
+        count_field(rd, rd->col_nodes, "nodes", &nodes))
         return -1;
     m->gpus = m->op == COLL_SEND_RECV && gpus < 2 ? 2 : (int)gpus;
     m->nodes = nodes >= 1 ? (int)nodes : 1;
@@ -248,6 +293,28 @@ static int read_coll(struct reader *rd, struct measurement *m)
         return -1;
     }
     return complete(rd, m, m->bytes * calib_bus_factor(m->op, m->gpus), "gbps (bus bandwidth)");
+}
+
+/*
+ * A kernel without a model is an error, not a row to skip: the kernel set writes only
+ * kernels the cost model has a parameter for (bench.h), so another name is a typo or a file
+ * of another format, and a skipped row would leave its class unfitted without a word.
+ */
+static int unknown_kernel(struct reader *rd, const char *kernel)
+{
+    const char *names[ARRAY_LEN(kernel_names)];
+    const char *near;
+
+    for (size_t i = 0; i < ARRAY_LEN(kernel_names); i++)
+        names[i] = kernel_names[i].name;
+    near = *kernel ? diag_did_you_mean(kernel, names, ARRAY_LEN(names)) : NULL;
+    if (!*kernel)
+        row_error(rd, "missing value for required column 'kernel'");
+    else if (near)
+        row_error(rd, "unknown kernel '%s' (did you mean '%s'?)", kernel, near);
+    else
+        row_error(rd, "unknown kernel '%s' (src/kernels/README.md lists the kernels)", kernel);
+    return -1;
 }
 
 static int read_row(struct reader *rd, struct measurement *m)
@@ -268,18 +335,23 @@ static int read_row(struct reader *rd, struct measurement *m)
     for (i = 0; i < ARRAY_LEN(kernel_names) && strcmp(kernel_names[i].name, kernel); i++)
         ;
     if (i == ARRAY_LEN(kernel_names))
-        return 1; /* no model for this kernel: ignored */
+        return unknown_kernel(rd, kernel);
     m->kind = kernel_names[i].kind;
     m->op = kernel_names[i].op;
     if (parse_dtype(csv_field(rd->t, rd->row, rd->col_dtype), &m->dtype)) {
         row_error(rd, "unknown dtype '%s'", csv_field(rd->t, rd->row, rd->col_dtype));
         return -1;
     }
-    if (number(rd, rd->col_bytes, "bytes", &m->bytes) ||
-        number(rd, rd->col_time, "time_us", &time_us) ||
-        number(rd, rd->col_tflops, "tflops", &tflops) || number(rd, rd->col_gbps, "gbps", &gbps) ||
-        number(rd, rd->col_clock, "sm_clock_mhz", &m->clock_Hz) ||
-        number(rd, rd->col_power, "power_w", &m->power_W))
+    if (number(rd, rd->col_bytes, "bytes", MAX_BYTES, "1 TiB: more than any GPU holds",
+               &m->bytes) ||
+        number(rd, rd->col_time, "time_us", MAX_TIME_US,
+               "1000 s: no kernel of the kernel set runs that long", &time_us) ||
+        number(rd, rd->col_tflops, "tflops", MAX_TFLOPS, "ten times any GPU's peak", &tflops) ||
+        number(rd, rd->col_gbps, "gbps", MAX_GBPS, "ten times the fastest HBM", &gbps) ||
+        number(rd, rd->col_clock, "sm_clock_mhz", MAX_CLOCK_MHZ,
+               "10 GHz: three times any GPU's highest SM clock", &m->clock_Hz) ||
+        number(rd, rd->col_power, "power_w", MAX_POWER_W, "10 kW: ten times any GPU board's",
+               &m->power_W))
         return -1;
     m->time_s = time_us * 1e-6;
     m->clock_Hz *= 1e6;
@@ -333,6 +405,75 @@ static int find_columns(struct reader *rd)
     return 0;
 }
 
+/* ---- rows counted twice ------------------------------------------------------------------- */
+
+/* The columns that make a measurement: what ran, where, and what was measured. */
+static void measured_columns(const struct reader *rd, int *col)
+{
+    const int c[] = { rd->col_kernel, rd->col_shape, rd->col_bytes,  rd->col_dtype,
+                      rd->col_gpu,    rd->col_gpus,  rd->col_nodes,  rd->col_algo,
+                      rd->col_proto,  rd->col_time,  rd->col_tflops, rd->col_gbps };
+
+    memcpy(col, c, sizeof(c));
+}
+
+#define NMEASURED 12
+
+static uint64_t row_hash(const struct reader *rd, int row, const int *col)
+{
+    uint64_t h = 1469598103934665603u; /* FNV-1a */
+
+    for (int i = 0; i < NMEASURED; i++) {
+        for (const char *p = csv_field(rd->t, row, col[i]); *p; p++)
+            h = (h ^ (unsigned char)*p) * 1099511628211u;
+        h = (h ^ 0x1f) * 1099511628211u; /* field separator */
+    }
+    return h;
+}
+
+static bool same_row(const struct reader *rd, int a, int b, const int *col)
+{
+    for (int i = 0; i < NMEASURED; i++)
+        if (strcmp(csv_field(rd->t, a, col[i]), csv_field(rd->t, b, col[i])))
+            return false;
+    return true;
+}
+
+/*
+ * A row that repeats an earlier one in every measured column (a copy, whatever its date or
+ * notes) is an error: it would weigh twice in the fit and make its parameters look better
+ * determined than the data allow (50 copies of one GEMM "fit" latency and gemm_max from one
+ * point). Repeated measurements of one shape with their own timings are distinct rows.
+ * Open addressing over row hashes, probed in row order: deterministic.
+ */
+static void refuse_copies(struct reader *rd)
+{
+    size_t cap = 16, mask;
+    int *slot, col[NMEASURED];
+
+    measured_columns(rd, col);
+    while (cap < 2 * (size_t)rd->t->nrows)
+        cap *= 2;
+    mask = cap - 1;
+    slot = xmalloc(cap * sizeof(*slot));
+    for (size_t i = 0; i < cap; i++)
+        slot[i] = -1;
+    for (rd->row = 0; rd->row < rd->t->nrows; rd->row++) {
+        size_t k = (size_t)row_hash(rd, rd->row, col) & mask;
+
+        while (slot[k] >= 0 && !same_row(rd, slot[k], rd->row, col))
+            k = (k + 1) & mask;
+        if (slot[k] >= 0)
+            row_error(rd,
+                      "the row repeats line %d in every measured column: a copied row "
+                      "weighs twice in the fit",
+                      rd->t->rows[slot[k]].line);
+        else
+            slot[k] = rd->row;
+    }
+    free(slot);
+}
+
 int calib_parse(struct csv_table *t, struct meas_set *ms, FILE *diag)
 {
     struct reader rd = { .t = t, .diag = diag };
@@ -341,15 +482,17 @@ int calib_parse(struct csv_table *t, struct meas_set *ms, FILE *diag)
     ms->csv = t;
     if (find_columns(&rd))
         return -1;
-    ms->rows = xcalloc((size_t)(t->nrows ? t->nrows : 1), sizeof(*ms->rows));
-    for (rd.row = 0; rd.row < t->nrows; rd.row++) {
-        int rc = read_row(&rd, &ms->rows[ms->n]);
-
-        if (rc == 0)
-            ms->n++;
-        else if (rc > 0)
-            ms->ignored++;
+    if (t->nrows == 0) {
+        if (diag)
+            fprintf(diag, "%s: error: no measurements (a header and no rows): nothing to fit\n",
+                    t->name);
+        return -1;
     }
+    ms->rows = xcalloc((size_t)t->nrows, sizeof(*ms->rows));
+    for (rd.row = 0; rd.row < t->nrows; rd.row++)
+        if (read_row(&rd, &ms->rows[ms->n]) == 0)
+            ms->n++;
+    refuse_copies(&rd);
     return rd.errors ? -1 : 0;
 }
 

@@ -103,6 +103,57 @@ static void harness_args(const char *notes, struct vrow *v)
     v->iters = n && atoi(n + 4) > 0 ? atoi(n + 4) : 20;
 }
 
+/*
+ * The numeric columns a row may give, range-checked before use (atoi and atof took "1e30" as
+ * 1 and a GPU count of 10^8 built a topology of that size): num_gpus and num_nodes whole
+ * numbers in 1 .. 2^20, message_size_bytes in 1 .. 1 TiB (more than any GPU holds), metric_value
+ * a positive number or a range LO-HI. Empty fields keep their defaults. Returns the number of
+ * errors printed to `diag` as path:line: error: ....
+ */
+static int check_vrow(const struct csv_table *tab, int r, FILE *diag)
+{
+    static const struct {
+        const char *col;
+        double max;
+        bool whole;
+        const char *why;
+    } num[] = {
+        { "num_gpus", SIM_MAX_GPUS, true, "GPUs a simulation may span" },
+        { "num_nodes", SIM_MAX_GPUS, true, "nodes a simulation may span" },
+        { "message_size_bytes", 1099511627776.0, true, "1 TiB: more than any GPU holds" },
+    };
+    const char *val = csv_field(tab, r, csv_column(tab, "metric_value"));
+    int errors = 0;
+    double lo, hi;
+    char *end;
+
+    for (size_t i = 0; i < ARRAY_LEN(num); i++) {
+        const char *f = csv_field(tab, r, csv_column(tab, num[i].col));
+        double v;
+
+        if (!*f)
+            continue;
+        v = strtod(f, &end);
+        if (end == f || *end || !(v >= 1 && v <= num[i].max) || (num[i].whole && v > floor(v))) {
+            fprintf(diag, "%s:%d: error: %s '%s' is not a whole number between 1 and %.0f (%s)\n",
+                    tab->name, tab->rows[r].line, num[i].col, f, num[i].max, num[i].why);
+            errors++;
+        }
+    }
+    if (*val) {
+        lo = strtod(val, &end);
+        hi = *end == '-' && end > val ? strtod(end + 1, &end) : lo;
+        if (*end || !(lo > 0 && isfinite(lo) && hi >= lo && isfinite(hi))) {
+            fprintf(diag,
+                    "%s:%d: error: metric_value '%s' is not a positive number or a range "
+                    "LO-HI\n",
+                    tab->name, tab->rows[r].line, val);
+            errors++;
+        }
+    }
+    return errors;
+}
+
 /* Fill a row from the CSV; sets skip when the row is not a collective benchmark we model. */
 static void read_vrow(const struct csv_table *tab, int r, struct vrow *v)
 {
@@ -287,8 +338,9 @@ static void print_vrow(const struct vrow *v, bool md, FILE *out)
                 meas, pred, 100 * v->err);
 }
 
-/* Read and evaluate every row of `path`; *rows (heap) and *n. Returns -1 (unreadable), or 1
- * when a hardware description failed to load, else 0. */
+/* Read and evaluate every row of `path`; *rows (heap) and *n. Returns -1 when the file is
+ * unreadable or a row is malformed (the error printed, *rows and *n untouched), 1 when a
+ * hardware description failed to load, else 0. */
 static int evaluate(const char *path, struct vrow **rows_out, int *n_out)
 {
     struct csv_error cerr;
@@ -300,6 +352,12 @@ static int evaluate(const char *path, struct vrow **rows_out, int *n_out)
 
     if (!tab) {
         csv_print_error(path, &cerr, stderr);
+        return -1;
+    }
+    for (i = 0, j = 0; i < tab->nrows; i++)
+        j += check_vrow(tab, i, stderr);
+    if (j > 0) {
+        csv_free(tab);
         return -1;
     }
     rows = xcalloc((size_t)(tab->nrows > 0 ? tab->nrows : 1), sizeof(*rows));

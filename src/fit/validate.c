@@ -198,7 +198,14 @@ static const char *field(const struct rowctx *rc, enum col c)
     return csv_field(rc->t, rc->row, rc->col[c]);
 }
 
-/* An integer >= min; empty gives `def`, or an error when the column is required. */
+/*
+ * The largest integer a column takes: 2^30, the YAML loader's bound (config/schema.c), so
+ * that products of a few of them stay far inside 64 bits (4 * hidden for ffn_hidden did not
+ * fit an int at INT_MAX).
+ */
+#define INT_COLUMN_MAX 1073741824.0
+
+/* An integer in [min, 2^30]; empty gives `def`, or an error when the column is required. */
 static int get_int(struct rowctx *rc, enum col c, int def, int min, int *out)
 {
     const char *s = field(rc, c);
@@ -213,8 +220,11 @@ static int get_int(struct rowctx *rc, enum col c, int def, int min, int *out)
     }
     errno = 0;
     v = strtod(s, &end);
-    if (end == s || *end || errno || v > floor(v) || v < min || v > INT_MAX)
+    if (end == s || *end || errno || v > floor(v) || v < min)
         return bad(rc, "%s '%s' is not an integer >= %d", columns[c].name, s, min);
+    if (v > INT_COLUMN_MAX)
+        return bad(rc, "%s '%s' is more than %.0f (2^30), the most any integer key takes",
+                   columns[c].name, s, INT_COLUMN_MAX);
     *out = (int)v;
     return 0;
 }
@@ -306,6 +316,9 @@ static int get_targets(struct rowctx *rc, unsigned *out)
         if (!n->name)
             return bad(rc, "unknown lora target '%.*s' in '%s'", (int)len, s,
                        field(rc, C_LORA_TARGETS));
+        if (*out & (unsigned)n->value)
+            return bad(rc, "lora target '%s' is listed twice in '%s'", n->name,
+                       field(rc, C_LORA_TARGETS));
         *out |= (unsigned)n->value;
         s += len + (s[len] == '+');
     }
@@ -326,7 +339,7 @@ static int fill_memory(struct rowctx *rc, struct training *tr)
         get_enum(rc, C_OPTIMIZER, "training.optimizer", tr->optimizer, &opt) ||
         get_bool(rc, C_MASTER_WEIGHTS, tr->master_weights, &tr->master_weights) ||
         get_enum(rc, C_GRAD_DTYPE, "training.grad_dtype", tr->grad_dtype, &grad) ||
-        get_number(rc, C_OVERHEAD, 0, INFINITY, ">= 0", &gib) ||
+        get_number(rc, C_OVERHEAD, 0, 1048576, "between 0 and 1048576 (1 PiB)", &gib) ||
         get_number(rc, C_FRAGMENTATION, 0, 0.9, "between 0 and 0.9", &tr->fragmentation) ||
         get_number(rc, C_LORA_DROPOUT, 0, 1, "between 0 and 1", &tr->lora.dropout))
         return -1;

@@ -63,7 +63,7 @@ static void print_row(const struct validate_row *row, bool markdown, FILE *out)
         snprintf(err, sizeof(err), "%+.1f %%", row->error_pct);
     } else {
         snprintf(pred, sizeof(pred), "-");
-        snprintf(err, sizeof(err), "error: %s", row->reason);
+        snprintf(err, sizeof(err), "error at line %d: %s", row->line, row->reason);
     }
     if (markdown)
         fprintf(out, "| %s | %s | %s | %s | %s |\n", row->id, row->metric_name, meas, pred, err);
@@ -132,7 +132,7 @@ static void json_row(FILE *f, const struct validate_row *row)
 {
     fputs("    {\"id\": ", f);
     fput_json_string(f, row->id);
-    fputs(", \"metric\": ", f);
+    fprintf(f, ", \"line\": %d, \"metric\": ", row->line);
     fput_json_string(f, row->metric_name);
     fputs(", \"measured\": ", f);
     json_number(f, row->measured);

@@ -262,10 +262,23 @@ double workload_saved_module_params(const struct scenario *s, bool embedding);
 double workload_params_trainable(const struct scenario *s);
 
 /*
- * Model FLOPs of one optimizer step (forward + backward, no recomputation, no
- * causal discount), for the whole global batch: Korthikanti App. A eq. 7
- * generalised per formulas.md §1.3.
+ * Model FLOPs of one optimizer step, for the whole global batch: the computation the step
+ * performs, without recomputation and without causal discount (Korthikanti App. A eq. 7
+ * generalised per formulas.md §1.3: 6 FLOPs per weight and token, 12·s·q per layer and token
+ * for the attention core, as PaLM App. B counts). Weights that train nothing (the base model
+ * under LoRA and QLoRA, the LM head) run forward and input gradient only: 4 per weight and
+ * token; the adapters count 6. MFU divides these by the step time, GPUs and peak.
  */
 double workload_model_flops(const struct scenario *s);
+
+/*
+ * Hardware FLOPs of one step: the model FLOPs plus the recomputation's forward (full: the
+ * layers recomputed, recompute_layers of each chunk when given; selective: the unfused
+ * attention core, none with FlashAttention). HFU divides these.
+ */
+double workload_hardware_flops(const struct scenario *s);
+
+/* workload_model_flops()'s convention in words, for the reports (a static string). */
+const char *workload_flops_convention(const struct scenario *s);
 
 #endif

@@ -656,14 +656,14 @@ void task_mem_start(struct task *t, int cat, int64_t bytes)
 {
     assert(t->mem0 == 0 || t->mcat0 == cat);
     t->mcat0 = (uint8_t)cat;
-    t->mem0 += bytes;
+    t->mem0 = mem_add(t->mem0, bytes);
 }
 
 void task_mem_end(struct task *t, int cat, int64_t bytes)
 {
     assert(t->mem1 == 0 || t->mcat1 == cat);
     t->mcat1 = (uint8_t)cat;
-    t->mem1 += bytes;
+    t->mem1 = mem_add(t->mem1, bytes);
 }
 
 static uint64_t mtag_hash(const struct prog_mtag *m)

@@ -153,6 +153,9 @@ static cJSON *build(const struct run *r)
     cJSON_AddNumberToObject(res, "tokens_per_s_per_gpu", r->tokens_per_s_per_gpu);
     cJSON_AddNumberToObject(res, "model_flops_per_step", r->model_flops);
     cJSON_AddNumberToObject(res, "mfu", r->mfu);
+    cJSON_AddNumberToObject(res, "hardware_flops_per_step", r->hw_flops);
+    cJSON_AddNumberToObject(res, "hfu", r->hfu);
+    cJSON_AddStringToObject(res, "flops_convention", workload_flops_convention(r->s));
     cJSON_AddNumberToObject(res, "peak_memory_bytes", r->peak_bytes);
     cJSON_AddNumberToObject(res, "peak_allocated_bytes", r->peak_allocated_bytes);
     cJSON_AddNumberToObject(res, "peak_reserved_bytes", r->peak_reserved_bytes);
@@ -199,7 +202,7 @@ static cJSON *build(const struct run *r)
         cJSON_AddStringToObject(o, "proto", proto_name((enum coll_proto)n->proto));
         cJSON_AddStringToObject(o, "path", n->path ? n->path : "");
         cJSON_AddNumberToObject(o, "time_s", (double)n->time / NS_PER_S);
-        cJSON_AddNumberToObject(o, "count", n->count);
+        cJSON_AddNumberToObject(o, "count", n->per_rank);
     }
     return root;
 }

@@ -114,8 +114,14 @@ static void config_section(FILE *f, const struct scenario *s)
     if (m->moe.experts > 0)
         fprintf(f, ", %d experts top-%d", m->moe.experts, m->moe.topk);
     fprintf(f, ", %s parameters\n", params);
-    fprintf(f, "  hardware   %s: %d node%s x %d GPUs = %d GPUs (%s, %.0f TFLOP/s %s)\n", s->hw.name,
-            s->nodes, s->nodes == 1 ? "" : "s", s->hw.gpus_per_node, s->gpus, s->hw.gpu.model,
+    fprintf(f, "  hardware   %s: ", s->hw.name);
+    if (s->gpus == s->nodes * s->hw.gpus_per_node && s->gpus > 1)
+        fprintf(f, "%d node%s x %d GPUs = %d GPUs", s->nodes, s->nodes == 1 ? "" : "s",
+                s->hw.gpus_per_node, s->gpus);
+    else /* part of one node */
+        fprintf(f, "%d GPU%s of one %d-GPU node", s->gpus, s->gpus == 1 ? "" : "s",
+                s->hw.gpus_per_node);
+    fprintf(f, " (%s, %.0f TFLOP/s %s)\n", s->hw.gpu.model,
             cost_peak_flops(&s->hw.gpu, s->train.precision) / 1e12, dtype_name(s->train.precision));
     fprintf(f,
             "  training   seq %d, global batch %d (%s tokens), micro-batch %d, %d micro-batch%s\n",
@@ -184,14 +190,30 @@ static void time_section(FILE *f, const struct run *r)
     }
 }
 
+/* How MFU counts (workload_flops_convention()), one clause a line. */
+static void flops_convention(FILE *f, const struct scenario *s)
+{
+    const char *c = workload_flops_convention(s), *semi;
+
+    fprintf(f, "  FLOPs    ");
+    while ((semi = strstr(c, "; ")) != NULL) {
+        fprintf(f, "%.*s;\n           ", (int)(semi - c), c);
+        c = semi + 2;
+    }
+    fprintf(f, "%s\n", c);
+}
+
 static void throughput_section(FILE *f, const struct run *r)
 {
     char tps[32], tpg[32];
 
     fmt_count(r->tokens_per_s, tps, sizeof(tps));
     snprintf(tpg, sizeof(tpg), "%.0f", r->tokens_per_s_per_gpu);
-    fprintf(f, "\nThroughput  %s tokens/s   %s tokens/s per GPU   MFU %.1f %%\n", tps, tpg,
-            100 * r->mfu);
+    fprintf(f,
+            "\nThroughput  %s tokens/s   %s tokens/s per GPU   MFU %.1f %%   HFU %.1f %% (with "
+            "recomputation)\n",
+            tps, tpg, 100 * r->mfu, 100 * r->hfu);
+    flops_convention(f, r->s);
 }
 
 /* Time to train `training.tokens`, its cost and energy (totals.h). */
@@ -241,14 +263,17 @@ static void comm_section(FILE *f, const struct run *r)
     }
     for (i = 0; i < sr->nnotes && shown < 6; i++) {
         const struct coll_note *n = &sr->notes[i];
-        char bytes[32], t[32];
+        char bytes[32], t[32], count[32];
         fmt_bytes(n->bytes, bytes, sizeof(bytes));
         report_fmt_time((double)n->time / NS_PER_S, t, sizeof(t));
-        fprintf(f, "  %-8s %-14s %9s over %d GPUs on %d node%s: %s/%s via %s, %s each (x%d)\n",
+        /* per GPU; a mean over the ranks taking part where the stages differ (sim.h) */
+        snprintf(count, sizeof(count), n->per_rank > floor(n->per_rank) ? "%.1f" : "%.0f",
+                 n->per_rank);
+        fprintf(f, "  %-8s %-14s %9s over %d GPUs on %d node%s: %s/%s via %s, %s each (x%s)\n",
                 comm_kind_name(n->comm_kind), coll_op_name((enum coll_op)n->op), bytes, n->nranks,
                 n->nnodes, n->nnodes == 1 ? "" : "s",
                 n->algo == ALGO_AUTO ? "p2p" : algo_name((enum coll_algo)n->algo),
-                proto_name((enum coll_proto)n->proto), n->path ? n->path : "?", t, n->count);
+                proto_name((enum coll_proto)n->proto), n->path ? n->path : "?", t, count);
         shown++;
     }
 }

@@ -28,6 +28,8 @@ static void headline(struct run *r)
     r->model_flops = workload_model_flops(s);
     r->peak_flops = cost_peak_flops(&s->hw.gpu, s->train.precision);
     r->mfu = r->step_s > 0 ? r->model_flops / (r->step_s * s->gpus * r->peak_flops) : 0;
+    r->hw_flops = workload_hardware_flops(s);
+    r->hfu = r->step_s > 0 ? r->hw_flops / (r->step_s * s->gpus * r->peak_flops) : 0;
     r->peak_idx = 0;
     r->peak_bytes = 0;
     for (i = 0; i < r->sim.nranks; i++) {

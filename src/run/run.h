@@ -25,8 +25,10 @@ struct run {
     double tokens_per_step;
     double tokens_per_s;
     double tokens_per_s_per_gpu;
-    double model_flops; /* per step, whole job */
+    double model_flops; /* per step, whole job (workload_model_flops()) */
     double mfu;         /* model FLOPs / (step * gpus * peak) */
+    double hw_flops;    /* model FLOPs + recomputation, per step (workload_hardware_flops()) */
+    double hfu;         /* hardware FLOPs / (step * gpus * peak) */
     double peak_flops;  /* per GPU, dense, training dtype */
     int peak_idx;       /* simulated rank with the highest memory peak */
     double peak_bytes;

@@ -15,6 +15,8 @@
  * (KOR22 §5).
  */
 #include <assert.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,10 +25,16 @@
 #include "model/partition.h"
 #include "strategy/dp_internal.h"
 #include "strategy/rules.h"
+#include "strategy/size.h"
 #include "strategy/strategy.h"
 
 int64_t bytes_i64(double bytes)
 {
+    /* at most SIM_MARK_MAX either way (util.h): a cast of more would overflow */
+    if (!(bytes < (double)SIM_MARK_MAX))
+        return isnan(bytes) ? 0 : SIM_MARK_MAX;
+    if (!(bytes > -(double)SIM_MARK_MAX))
+        return -SIM_MARK_MAX;
     return (int64_t)(bytes + 0.5);
 }
 
@@ -550,13 +558,17 @@ static void mp_sizes(struct build *b)
     b->moe_imbalance = m->moe.load_imbalance >= 1 ? m->moe.load_imbalance : 1.0;
 }
 
-/* The program of one stage into *out; `like` (or NULL), a neighbouring stage's, sizes it. */
-static void build_stage(const struct scenario *s, const struct layout *l, const struct dp_ops *dp,
-                        const int *part, int stage, const struct prog *like, struct prog **out)
+/*
+ * The program of one stage into *out; `like` (or NULL), a neighbouring stage's, sizes it.
+ * Returns 0, or -1 when the program outgrows STRATEGY_MAX_TASKS (the loader's estimate,
+ * strategy/size.h, should have refused the scenario; this keeps the limit if it did not).
+ */
+static int build_stage(const struct scenario *s, const struct layout *l, const struct dp_ops *dp,
+                       const int *part, int stage, const struct prog *like, struct prog **out)
 {
     struct build b;
     struct pp_step *steps;
-    int nsteps, i, maxsteps;
+    int nsteps, i, maxsteps, rc = 0;
     char role[48];
 
     memset(&b, 0, sizeof(b));
@@ -591,12 +603,15 @@ static void build_stage(const struct scenario *s, const struct layout *l, const 
         prog_reserve(b.p, like->ntasks, like->npreds);
     static_memory(&b);
 
+    assert((int64_t)b.m * b.v <= STRATEGY_MAX_TASKS); /* the loader's limit (size.h) */
     maxsteps = 3 * b.m * b.v + 8;
     steps = xmalloc(sizeof(*steps) * (size_t)maxsteps);
     nsteps = schedule_steps(s->par.schedule, s->par.pp, stage, b.m, b.v, steps, maxsteps);
-    for (i = 0; i < nsteps; i++) {
+    for (i = 0; i < nsteps && rc == 0; i++) {
         const struct pp_step *st = &steps[i];
-        if (st->kind == STEP_F)
+        if (b.p->ntasks > STRATEGY_MAX_TASKS)
+            rc = -1;
+        else if (st->kind == STEP_F)
             step_forward(&b, st->mb, st->chunk);
         else
             step_backward(&b, st->mb, st->chunk,
@@ -606,15 +621,18 @@ static void build_stage(const struct scenario *s, const struct layout *l, const 
     }
     free(steps);
     b.grads_ready = b.last_bwd;
-    if (dp && dp->step)
+    if (rc == 0 && dp && dp->step)
         dp->step(&b);
     if (dp && dp->release)
         dp->release(&b);
+    if (b.p->ntasks > STRATEGY_MAX_TASKS)
+        rc = -1;
     prog_seal(b.p);
     free(b.units);
     free(b.chunk_first);
     free(b.chunk_layers);
     *out = b.p;
+    return rc;
 }
 
 int strategy_build(const struct scenario *s, const struct layout *l, struct prog **out,
@@ -629,7 +647,17 @@ int strategy_build(const struct scenario *s, const struct layout *l, struct prog
     if (!part)
         return -1;
     for (stage = 0; stage < s->par.pp; stage++)
-        build_stage(s, l, dp, part, stage, stage > 0 ? out[stage - 1] : NULL, &out[stage]);
+        if (build_stage(s, l, dp, part, stage, stage > 0 ? out[stage - 1] : NULL, &out[stage])) {
+            snprintf(reason, reason_len,
+                     "the program of pipeline stage %d outgrew the %d tasks a program may hold",
+                     stage, STRATEGY_MAX_TASKS);
+            for (int k = 0; k <= stage; k++) {
+                prog_free(out[k]);
+                out[k] = NULL;
+            }
+            free(part);
+            return -1;
+        }
     free(part);
     return 0;
 }
