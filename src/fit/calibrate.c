@@ -344,7 +344,7 @@ static int check_rates(const struct hardware *hw, const struct meas_set *ms, FIL
         double burst = hw->gpu.clock_max_Hz > 0
                            ? cost_gemm_peak_at(&hw->gpu, m->dtype, hw->gpu.clock_max_Hz)
                            : 0;
-        double peak = compute ? fmax(cost_peak_flops(&hw->gpu, m->dtype), burst)
+        double peak = compute                    ? fmax(cost_peak_flops(&hw->gpu, m->dtype), burst)
                       : m->kind == MEAS_MEMBOUND ? hw->gpu.mem_bw_Bps
                                                  : 0;
 

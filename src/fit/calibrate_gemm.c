@@ -275,8 +275,7 @@ static int distinct_gemm_points(const struct measurement *const *rows, int n, in
  * refused.
  */
 static bool gemm_undetermined(const struct hardware *hw, const struct gemm_model *gm,
-                              const struct measurement *const *rows, int n, int params,
-                              FILE *log)
+                              const struct measurement *const *rows, int n, int params, FILE *log)
 {
     int timed = 0;
 

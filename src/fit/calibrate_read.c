@@ -88,14 +88,14 @@ static bool same_word(const char *a, const char *b)
  * fits and casts downstream would overflow (a GEMM of m = n = k = 1e18, 1e30 GPUs). Each
  * bound comes with its reason in the diagnostic.
  */
-#define MAX_DIM     2147483647.0    /* cuBLAS and the kernel set take int dimensions */
-#define MAX_BYTES   1099511627776.0 /* 1 TiB: more than any GPU holds (B200: 192 GB) */
-#define MAX_TIME_US 1e9             /* 1000 s: no kernel of the kernel set runs that long */
-#define MAX_TFLOPS  1e5             /* 100 PFLOP/s: ten times any GPU's densest peak */
-#define MAX_GBPS    1e5             /* 100 TB/s: ten times the fastest HBM (B200, 8 TB/s) */
-#define MAX_CLOCK_MHZ 1e4          /* 10 GHz: three times any GPU SM clock (B200: 1965 MHz) */
-#define MAX_POWER_W 1e4             /* 10 kW: ten times any GPU board (B200: 1000 W) */
-#define MAX_GPUS    1048576.0 /* 2^20: beyond any cluster (the largest hold about 10^5 GPUs) */
+#define MAX_DIM       2147483647.0    /* cuBLAS and the kernel set take int dimensions */
+#define MAX_BYTES     1099511627776.0 /* 1 TiB: more than any GPU holds (B200: 192 GB) */
+#define MAX_TIME_US   1e9             /* 1000 s: no kernel of the kernel set runs that long */
+#define MAX_TFLOPS    1e5             /* 100 PFLOP/s: ten times any GPU's densest peak */
+#define MAX_GBPS      1e5             /* 100 TB/s: ten times the fastest HBM (B200, 8 TB/s) */
+#define MAX_CLOCK_MHZ 1e4             /* 10 GHz: three times any GPU SM clock (B200: 1965 MHz) */
+#define MAX_POWER_W   1e4             /* 10 kW: ten times any GPU board (B200: 1000 W) */
+#define MAX_GPUS      1048576.0 /* 2^20: beyond any cluster (the largest hold about 10^5 GPUs) */
 
 /*
  * A number field in [0, max] (`why`: the reason for max): empty -> *out = 0 and 0;
