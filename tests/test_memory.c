@@ -765,6 +765,47 @@ static void test_memory_fits_7b(void **state)
     cfg_free(s);
 }
 
+/*
+ * training.optimizer_impl: bytes per parameter of the AdamW step (bf16 weights, fp32 master,
+ * gradients and moments): fused 2 + 4 + 2 x (4 + 8) = 30; Composer's loop, op by op,
+ * 4m + 16s + 3g + the compute copy = 16 + 64 + 12 + 2 = 94; torch foreach (lerp) 86. The
+ * loop's launches make the step longer, its per-parameter syncs longer still.
+ */
+static void test_memory_optimizer_impl_traffic_and_time(void **state)
+{
+    const char *fused[] = { "training.grad_dtype=fp32", NULL };
+    const char *loop[] = { "training.grad_dtype=fp32", "training.optimizer_impl=for_loop", NULL };
+    const char *sync[] = { "training.grad_dtype=fp32", "training.optimizer_impl=for_loop_sync",
+                           NULL };
+    const char *each[] = { "training.grad_dtype=fp32", "training.optimizer_impl=foreach", NULL };
+    const char *path = "scenarios/sharding_7b_8gpu.yaml";
+    struct scenario *a = test_load(path, NULL, fused), *b = test_load(path, NULL, loop);
+    struct scenario *c = test_load(path, NULL, sync), *d = test_load(path, NULL, each);
+    double n = 1e8;
+    sim_time ta, tb, tc, td;
+
+    (void)state;
+    assert_near(memory_optimizer_traffic(a), 30, 1e-9);
+    assert_near(memory_optimizer_traffic(b), 94, 1e-9);
+    assert_near(memory_optimizer_traffic(c), 94, 1e-9);
+    assert_near(memory_optimizer_traffic(d), 86, 1e-9);
+    ta = workload_optimizer_time(a, n, memory_optimizer_traffic(a));
+    tb = workload_optimizer_time(b, n, memory_optimizer_traffic(b));
+    tc = workload_optimizer_time(c, n, memory_optimizer_traffic(c));
+    td = workload_optimizer_time(d, n, memory_optimizer_traffic(d));
+    assert_true(tb > 3 * ta && td > 2 * ta);
+    /* 32 layers x (2 norms + 2 attention + 3 MLP matrices) + 3 embedding/head tensors */
+    assert_true(tc - tb >= (sim_time)((32 * 7 + 3) * 3 * (double)c->hw.eff.host_kernel) - 1);
+    /* SGD has no moments to loop over: the implementation does not apply */
+    c->train.optimizer = OPT_SGD;
+    a->train.optimizer = OPT_SGD;
+    assert_near(memory_optimizer_traffic(c), memory_optimizer_traffic(a), 1e-9);
+    cfg_free(a);
+    cfg_free(b);
+    cfg_free(c);
+    cfg_free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -786,6 +827,7 @@ int main(void)
         cmocka_unit_test(test_memory_qlora_zero3_load_peak),
         cmocka_unit_test(test_memory_litgpt_qlora_retains_last_inputs),
         cmocka_unit_test(test_memory_fits_7b),
+        cmocka_unit_test(test_memory_optimizer_impl_traffic_and_time),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -51,6 +51,13 @@ static const struct enum_name optimizer_names[] = {
     { "adafactor", OPT_ADAFACTOR },
     { NULL, 0 },
 };
+static const struct enum_name optimizer_impl_names[] = {
+    { "fused", OPT_IMPL_FUSED },
+    { "foreach", OPT_IMPL_FOREACH },
+    { "for_loop", OPT_IMPL_FOR_LOOP },
+    { "for_loop_sync", OPT_IMPL_FOR_LOOP_SYNC },
+    { NULL, 0 },
+};
 static const struct enum_name recompute_names[] = {
     { "none", RC_NONE },
     { "selective", RC_SELECTIVE },
@@ -570,6 +577,9 @@ static const struct field training_rows[] = {
     { ENUM("grad_dtype", struct training, grad_dtype, grad_dtype_names, "fp32"),
       .doc = "gradient accumulation dtype" },
     { ENUM("optimizer", struct training, optimizer, optimizer_names, "adamw"), .doc = "optimizer" },
+    { ENUM("optimizer_impl", struct training, optimizer_impl, optimizer_impl_names, "fused"),
+      .doc = "AdamW step: fused (one pass), foreach (multi-tensor), for_loop (a kernel per op "
+             "per parameter), for_loop_sync (plus a host sync per parameter)" },
     { ENUM("recompute", struct training, recompute, recompute_names, "none"),
       .doc = "activation recomputation" },
     { INT("recompute_layers", struct training, recompute_layers, 0, "0"),

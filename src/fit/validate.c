@@ -77,6 +77,7 @@ enum col {
     C_DDP_IMPL,
     C_FSDP_REDUCE_DTYPE,
     C_MODEL_CODE,
+    C_ATTENTION_IMPL,
     C_FRAGMENTATION,
     C_COUNT
 };
@@ -148,13 +149,16 @@ static const struct {
      * adapter dropout probability, training.lora.dropout), ddp_impl (megatron | pytorch:
      * ddp.impl, Megatron's --DDP-impl per model in the SC'21 scripts), fsdp_reduce_dtype (fp32
      * | bf16 | fp16: fsdp.reduce_dtype, llm-foundry's mixed-precision mode per table row) and
-     * model_code (megatron | hf | litgpt: training.model_code). Everything else a framework
+     * model_code (megatron | hf | litgpt: training.model_code) and attention_impl (cuda |
+     * triton | fa3 | cudnn: training.attention_impl, the kernel a benchmark script passed for
+     * its row). Everything else a framework
      * decides comes from its profile (frameworks/, config/profile.h).
      */
     [C_LORA_DROPOUT] = { "lora_dropout", false },
     [C_DDP_IMPL] = { "ddp_impl", false },
     [C_FSDP_REDUCE_DTYPE] = { "fsdp_reduce_dtype", false },
     [C_MODEL_CODE] = { "model_code", false },
+    [C_ATTENTION_IMPL] = { "attention_impl", false },
     [C_FRAGMENTATION] = { "memory_fragmentation", false },
 };
 
@@ -407,6 +411,12 @@ static int fill_training(struct rowctx *rc, struct scenario *s)
     tr->attention = (enum attn_kind)attn;
     tr->model_code = (enum model_code)code;
     tr->precision = (enum dtype)prec;
+    if (*field(rc, C_ATTENTION_IMPL)) {
+        int ai;
+        if (get_enum(rc, C_ATTENTION_IMPL, "training.attention_impl", ATTN_IMPL_CUDA, &ai))
+            return -1;
+        tr->attention_impl = (enum attn_impl)ai;
+    }
     return fill_memory(rc, tr);
 }
 
@@ -468,6 +478,7 @@ static const char *const column_key[C_COUNT] = {
     [C_DDP_IMPL] = "ddp.impl",
     [C_FSDP_REDUCE_DTYPE] = "fsdp.reduce_dtype",
     [C_MODEL_CODE] = "training.model_code",
+    [C_ATTENTION_IMPL] = "training.attention_impl",
     [C_FRAGMENTATION] = "training.memory_fragmentation",
 };
 

@@ -103,13 +103,32 @@ double memory_frozen_bytes(const struct scenario *s, bool quantized)
     return workload_nf4_bytes(s->train.lora.double_quant); /* QLORA §3 */
 }
 
+/*
+ * Bytes per parameter the optimizer step moves. Fused (one kernel per group of tensors):
+ * read gradient, states and master; write states, master and the compute copy. AdamW one op
+ * at a time (training.optimizer_impl), with m the updated weight, s one moment and g the
+ * gradient, each op reading its inputs and writing its output:
+ *   for_loop (Composer DecoupledAdamW.adamw, composer/optim/decoupled_weight_decay.py
+ *   @v0.17.2): param.mul_ 2m; exp_avg.mul_ 2s, .add_(grad) 2s + g; exp_avg_sq.mul_ 2s,
+ *   .addcmul_(grad, grad) 2s + 2g; sqrt, / sqrt(bc2), .add_(eps) 3 x 2s; param.addcdiv_
+ *   2m + 2s: 4m + 16s + 3g.
+ *   foreach (torch.optim.adamw _multi_tensor_adamw): _foreach_lerp_ replaces the first
+ *   moment's mul_ + add_ (2s + g): 4m + 14s + 3g.
+ * The compute copy is written as in the fused case when a master copy exists.
+ */
 double memory_optimizer_traffic(const struct scenario *s)
 {
     struct state_bytes sb;
+    double m, sm;
 
     memory_state_bytes(s, &sb);
-    /* Read gradient, states and master; write states, master and the compute copy. */
-    return sb.grads + 2 * (sb.optim + sb.master) + sb.params;
+    if (s->train.optimizer != OPT_ADAMW || s->train.optimizer_impl == OPT_IMPL_FUSED ||
+        sb.optim <= 0)
+        return sb.grads + 2 * (sb.optim + sb.master) + sb.params;
+    m = sb.master > 0 ? sb.master : sb.params;
+    sm = sb.optim / 2;
+    return 4 * m + (s->train.optimizer_impl == OPT_IMPL_FOREACH ? 14 : 16) * sm + 3 * sb.grads +
+           (sb.master > 0 ? sb.params : 0);
 }
 
 /* ---- sharding and offload ---------------------------------------------------------- */

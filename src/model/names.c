@@ -43,6 +43,12 @@ const char *optimizer_name(enum optimizer_kind o)
     return NAME_OF(n, o);
 }
 
+const char *optimizer_impl_name(enum optimizer_impl o)
+{
+    static const char *const n[] = { "fused", "foreach", "for_loop", "for_loop_sync" };
+    return NAME_OF(n, o);
+}
+
 const char *finetune_name(enum finetune f)
 {
     static const char *const n[] = { "full", "lora", "qlora", "lora_int8" };

@@ -27,6 +27,19 @@ enum optimizer_kind {
     OPT_ADAFACTOR
 };
 
+/*
+ * How the optimizer step runs its AdamW update (training.optimizer_impl; memory.c
+ * memory_optimizer_traffic(), workload_host.c workload_optimizer_host()):
+ */
+enum optimizer_impl {
+    OPT_IMPL_FUSED,        /* one pass over the states: apex / TE / DeepSpeed FusedAdam,
+                            * torch.optim.AdamW(fused=True) */
+    OPT_IMPL_FOREACH,      /* torch's multi-tensor AdamW: one kernel per op per group of tensors */
+    OPT_IMPL_FOR_LOOP,     /* a Python loop over the parameters, each op its own kernel */
+    OPT_IMPL_FOR_LOOP_SYNC /* the same, reading a device step counter per parameter (a host sync
+                            * each: Composer DecoupledAdamW since v0.16) */
+};
+
 enum recompute {
     RC_NONE,
     RC_SELECTIVE, /* what training.selective_policy names (Megatron: the attention core) */
@@ -139,6 +152,7 @@ struct training {
     bool master_weights;   /* fp32 master copy of the weights (mixed precision) */
     enum dtype grad_dtype; /* gradient accumulation buffer dtype */
     enum optimizer_kind optimizer;
+    enum optimizer_impl optimizer_impl; /* how the AdamW step runs (fused by default) */
     enum recompute recompute;
     int recompute_layers;            /* RC_FULL: checkpointed layers per stage (0 = all) */
     enum selective_policy selective; /* what RC_SELECTIVE recomputes */
@@ -398,6 +412,7 @@ const char *sharding_name(enum sharding sh);
 const char *schedule_name(enum pp_schedule s);
 const char *recompute_name(enum recompute r);
 const char *optimizer_name(enum optimizer_kind o);
+const char *optimizer_impl_name(enum optimizer_impl o);
 const char *finetune_name(enum finetune f);
 const char *attn_impl_name(enum attn_impl i);
 const char *fp8_recipe_name(enum fp8_recipe r);

@@ -205,6 +205,13 @@ sim_time workload_host_time(const struct scenario *s, const struct layer_cost *l
  */
 void workload_host_bound(const struct scenario *s, struct layer_cost *lc);
 
+/*
+ * Duration of an optimizer step over `params` parameters of this rank moving
+ * `bytes_per_param` each (memory_optimizer_traffic()), with the launches of
+ * training.optimizer_impl (workload_host.c). ns.
+ */
+sim_time workload_optimizer_time(const struct scenario *s, double params, double bytes_per_param);
+
 /* Is layer i (0-based) an MoE layer? */
 bool workload_is_moe(const struct model *m, int layer);
 

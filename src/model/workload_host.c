@@ -29,10 +29,20 @@
  *                               2.7 us of write-back (use_orig_params=True, 400 parameters
  *                               in 4.27 / 2.75 / 1.07 ms: pytorch/pytorch PR #96958), each
  *                               forward and again in backward
+ *   the optimizer step          training.optimizer_impl (workload_optimizer_time()): a fused
+ *                               step is one kernel per group of tensors; foreach launches
+ *                               each op per group of up to 48 tensors (multi_tensor_apply's
+ *                               depth-4 list); a Python loop launches 9 kernels per
+ *                               parameter tensor (memory.c lists them), and with a device
+ *                               step counter one more plus a `.item()` read before each
+ *                               tensor's update: the host waits for the GPU there, counted as
+ *                               2 x host_kernel (an estimate: a D2H copy and a stream sync)
  */
 #include "model/workload.h"
 
 #include <math.h>
+
+#include "model/cost.h"
 
 #define INDUCTOR_KERNEL_NS 6800  /* tritonbench PR #1017: CachingAutotuner.run, 0 args */
 #define INDUCTOR_REGION_NS 44300 /* the same table: one compiled-graph call */
@@ -160,4 +170,49 @@ void workload_host_bound(const struct scenario *s, struct layer_cost *lc)
             if (gpu > 0 && host > gpu)
                 stretch(lc, part, bwd, (double)host / (double)gpu);
         }
+}
+
+#define OPT_LOOP_KERNELS 9 /* AdamW one op at a time: memory.c memory_optimizer_traffic() */
+#define MTA_TENSORS      48 /* multi_tensor_apply.cuh depth_to_max_tensors[3] (4 lists) */
+
+/* Parameter tensors of the model's layers on one pipeline stage, and the embedding tensors. */
+static int stage_param_tensors(const struct scenario *s)
+{
+    const struct model *m = &s->model;
+    int pp = s->par.pp > 0 ? s->par.pp : 1;
+    int layers = (m->layers + pp - 1) / pp;
+
+    return layers * (param_tensors(s, PART_ATTN) + param_tensors(s, PART_MLP)) + 2 +
+           (m->pos == POS_LEARNED) + !m->tied_embeddings;
+}
+
+sim_time workload_optimizer_time(const struct scenario *s, double params, double bytes_per_param)
+{
+    const struct efficiency *e = &s->hw.eff;
+    sim_time gpu = cost_membound(&s->hw.gpu, e, params * bytes_per_param);
+    double hk = (double)e->host_kernel, n, mats, per_mat, t;
+
+    if (s->train.optimizer != OPT_ADAMW || s->train.optimizer_impl == OPT_IMPL_FUSED ||
+        gpu <= 0)
+        return gpu;
+    n = stage_param_tensors(s);
+    if (s->train.optimizer_impl == OPT_IMPL_FOREACH) {
+        double launches = (OPT_LOOP_KERNELS + 1) * ceil(n / MTA_TENSORS);
+        t = fmax((double)gpu + launches * (double)e->launch, launches * hk);
+        return (sim_time)ceil(t);
+    }
+    /*
+     * One tensor at a time: the weight matrices share the shard's bytes, the norms' and
+     * biases' updates are launch-bound; each tensor takes the longer of its launches and its
+     * kernels.
+     */
+    mats = n - (double)s->model.layers / (s->par.pp > 0 ? s->par.pp : 1) *
+                   (s->model.norm == NORM_LAYERNORM ? 4 : 2);
+    mats = mats < 1 ? 1 : mats;
+    per_mat = ((double)gpu - (double)e->launch) / mats;
+    t = mats * fmax(OPT_LOOP_KERNELS * hk, OPT_LOOP_KERNELS * (double)e->launch + per_mat) +
+        (n - mats) * OPT_LOOP_KERNELS * fmax(hk, (double)e->launch);
+    if (s->train.optimizer_impl == OPT_IMPL_FOR_LOOP_SYNC)
+        t += n * 3 * hk; /* state['step'] += 1, then .item(): copy and sync */
+    return (sim_time)ceil(t);
 }

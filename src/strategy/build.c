@@ -23,6 +23,7 @@
 #include "model/cost.h"
 #include "model/memory.h"
 #include "model/partition.h"
+#include "model/workload.h"
 #include "strategy/dp_internal.h"
 #include "strategy/rules.h"
 #include "strategy/size.h"
@@ -47,7 +48,7 @@ double unit_grad_bytes(const struct build *b, int unit)
 int emit_optimizer(struct build *b, double params, double bytes_per_param, int dep)
 {
     struct prog *p = b->p;
-    sim_time dur = cost_membound(&b->s->hw.gpu, &b->s->hw.eff, params * bytes_per_param);
+    sim_time dur = workload_optimizer_time(b->s, params, bytes_per_param);
     int t = prog_compute(p, ST_COMPUTE, TC_OPTIMIZER, dur, prog_label(p, "optimizer step", 0), -1);
 
     if (dep >= 0)

@@ -205,8 +205,7 @@ double est_dp_tail_s(const struct cand *c, const struct stage_sum *st, double *o
                  (isinf(c->f.optim)
                       ? (sh == SHARD_NONE || sh == SHARD_FSDP_NO_SHARD ? 1 : memory_shard_degree(s))
                       : c->f.optim);
-    *opt_s =
-        est_sec(cost_membound(&s->hw.gpu, &s->hw.eff, opt_params * memory_optimizer_traffic(s)));
+    *opt_s = est_sec(workload_optimizer_time(s, opt_params, memory_optimizer_traffic(s)));
     if (isinf(c->f.optim) && s->hw.pcie.bw_Bps > 0)
         *opt_s = est_sec(rules_host_step_time(s, opt_params)) +
                  opt_params * (sb.grads + sb.params) / s->hw.pcie.bw_Bps; /* ZeRO-Offload */
