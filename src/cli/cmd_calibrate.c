@@ -136,6 +136,16 @@ int cmd_calibrate(int argc, char **argv)
     hw = cfg_load_hardware(a.hardware, stderr);
     if (!hw)
         return 1;
+    if (a.for_name) { /* the file is written for a hardware description that must exist */
+        struct hardware *target = cfg_load_hardware(a.for_name, stderr);
+        if (!target) {
+            fprintf(stderr, "simtrain calibrate: error: --for: no hardware '%s' to calibrate\n",
+                    a.for_name);
+            cfg_free_hw(hw);
+            return 1;
+        }
+        cfg_free_hw(target);
+    }
     if (calib_read(a.csv, &ms, stderr) ||
         cli_check_outputs(&cmd_calibrate_spec, &a.output, 1, NULL, 0) != 0) {
         calib_release(&ms);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/config.h"
 #include "config/schema.h"
 #include "run/run.h"
 
@@ -97,6 +98,40 @@ static void keep_axis(struct sweep *sw, const struct sweep_axis *ax)
     sw->axes[sw->naxes++] = *ax;
 }
 
+/*
+ * A hardware or workload name (or path) a --vary value gives must resolve: a file that is not
+ * there is bad input, not a point's verdict. 0, or -1 with the loader's first diagnostic line.
+ */
+static int check_ref_value(const char *key, const char *value, char *msg, size_t msglen)
+{
+    char *diag = NULL;
+    size_t dlen = 0;
+    FILE *f = open_memstream(&diag, &dlen);
+    bool ok;
+
+    if (strcmp(key, "hardware") == 0) {
+        struct hardware *hw = cfg_load_hardware(value, f);
+        ok = hw != NULL;
+        cfg_free_hw(hw);
+    } else if (strcmp(key, "workload") == 0) {
+        struct model *m = cfg_load_model(value, f);
+        ok = m != NULL;
+        cfg_free_model(m);
+    } else {
+        ok = true;
+    }
+    if (f)
+        fclose(f);
+    if (!ok) {
+        const char *d = diag ? diag : "";
+        const char *e = strstr(d, "error: ");
+        size_t n = strcspn(e ? e + 7 : d, "\n");
+        snprintf(msg, msglen, "--vary %s: value '%s': %.*s", key, value, (int)n, e ? e + 7 : d);
+    }
+    free(diag);
+    return ok ? 0 : -1;
+}
+
 int sweep_add_axis(struct sweep *sw, const char *arg, char *msg, size_t msglen)
 {
     const char *eq = strchr(arg, '=');
@@ -130,6 +165,13 @@ int sweep_add_axis(struct sweep *sw, const char *arg, char *msg, size_t msglen)
     ax.ref = f->type == FT_REF || strncmp(ax.key, "training.framework", 18) == 0;
     ax.size = sweep_is_size_key(ax.key);
     ax.nvalues = split_values(eq + 1, &ax.values);
+    for (int v = 0; v < ax.nvalues && ax.ref; v++)
+        if (ax.values[v][0] == '\0' || check_ref_value(ax.key, ax.values[v], msg, msglen) != 0) {
+            if (ax.values[v][0] == '\0')
+                snprintf(msg, msglen, "--vary %s: empty value", ax.key);
+            keep_axis(sw, &ax); /* released with the sweep */
+            return -1;
+        }
     for (int v = 0; v < ax.nvalues && !ax.ref; v++) {
         struct scenario copy = *sw->base;
         struct cfg_error err;

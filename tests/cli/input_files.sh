@@ -33,5 +33,13 @@ for f in /dev/zero "$tmp"; do
 done
 check "<command line>:1:16: error: cannot read workload file '/dev/zero': not a regular file" \
     scenarios/ddp_8gpu.yaml --set workload=/dev/zero
+# a --vary value naming a file that is not there is bad input, not a point's verdict
+check "simtrain sweep: error: --vary hardware: value 'no-such-box': hardware 'no-such-box' not found" \
+    sweep scenarios/ddp_8gpu.yaml --vary hardware=dgx-h100,no-such-box
+check "simtrain sweep: error: --vary workload: value '/dev/zero': cannot read workload file '/dev/zero': not a regular file" \
+    sweep scenarios/ddp_8gpu.yaml --vary workload=/dev/zero
+# calibrate --for names the hardware the file is written for: it must exist
+check "error: hardware 'no-such-box' not found" calibrate \
+    hardware/calibration/measurements/dgx-h100.csv --hardware dgx-h100 --for no-such-box
 echo "input_files: $failures failures"
 [ "$failures" -eq 0 ]
