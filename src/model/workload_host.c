@@ -172,7 +172,7 @@ void workload_host_bound(const struct scenario *s, struct layer_cost *lc)
         }
 }
 
-#define OPT_LOOP_KERNELS 9 /* AdamW one op at a time: memory.c memory_optimizer_traffic() */
+#define OPT_LOOP_KERNELS 9  /* AdamW one op at a time: memory.c memory_optimizer_traffic() */
 #define MTA_TENSORS      48 /* multi_tensor_apply.cuh depth_to_max_tensors[3] (4 lists) */
 
 /* Parameter tensors of the model's layers on one pipeline stage, and the embedding tensors. */
@@ -192,8 +192,7 @@ sim_time workload_optimizer_time(const struct scenario *s, double params, double
     sim_time gpu = cost_membound(&s->hw.gpu, e, params * bytes_per_param);
     double hk = (double)e->host_kernel, n, mats, per_mat, t;
 
-    if (s->train.optimizer != OPT_ADAMW || s->train.optimizer_impl == OPT_IMPL_FUSED ||
-        gpu <= 0)
+    if (s->train.optimizer != OPT_ADAMW || s->train.optimizer_impl == OPT_IMPL_FUSED || gpu <= 0)
         return gpu;
     n = stage_param_tensors(s);
     if (s->train.optimizer_impl == OPT_IMPL_FOREACH) {
