@@ -143,6 +143,45 @@ static void test_knobs_values(void **state)
     cfg_free(s);
 }
 
+/*
+ * Activation offload is a plan knob: LoRA on Llama 2 7B at sequence 65536 on one H100 needs
+ * 316 GiB of saved activations without recompute; with the layers' saved tensors on the host
+ * (training.activation_offload streams) that setting fits by estimate, and the plan says so
+ * in its "changed" text.
+ */
+static void test_knobs_activation_offload(void **state)
+{
+    const char *sets[] = { "training.finetune=lora", "training.seq_len=65536",
+                           "workload.max_seq=65536", "training.global_batch=1",
+                           "training.micro_batch=1", NULL };
+    struct scenario *s = test_load("scenarios/finetune_7b_1gpu.yaml", NULL, sets);
+    struct plan_opts o = { .top = 5, .shard_n = 1 };
+    struct plan_result r;
+    char msg[256];
+    int v[PK_MAX_VALUES], found = 0;
+
+    (void)state;
+    assert_int_equal(plan_knob_values(s, PK_ACT_OFFLOAD, v), 2); /* none, streams */
+    assert_int_equal(v[0], ACT_OFFLOAD_NONE);
+    assert_int_equal(v[1], ACT_OFFLOAD_STREAMS);
+    assert_int_equal(plan_search(s, &o, &r, NULL, msg, sizeof(msg)), 0);
+    for (long i = 0; i < r.nfit; i++) {
+        const struct plan_cand *c = &r.fit[i];
+        if (c->recompute == RC_NONE && c->knob[PK_ACT_OFFLOAD] == ACT_OFFLOAD_STREAMS + 1) {
+            found++;
+            char buf[200];
+            assert_true(c->est.peak_bytes <= s->hw.gpu.mem_bytes);
+            plan_cand_changes(s, c, buf, sizeof(buf));
+            assert_non_null(strstr(buf, "activation_offload=streams"));
+        }
+        /* without offload or recompute nothing fits */
+        assert_false(c->recompute == RC_NONE && c->knob[PK_ACT_OFFLOAD] <= ACT_OFFLOAD_NONE + 1);
+    }
+    assert_true(found > 0);
+    plan_result_release(&r);
+    cfg_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -151,6 +190,7 @@ int main(void)
         cmocka_unit_test(test_knobs_70b_on_8_offloads),
         cmocka_unit_test(test_knobs_host_memory_refused),
         cmocka_unit_test(test_knobs_dominated_not_estimated),
+        cmocka_unit_test(test_knobs_activation_offload),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

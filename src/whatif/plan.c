@@ -265,7 +265,8 @@ static enum outcome try_setting(struct search *se, struct plan_cand *c, const st
 /*
  * The most memory knob setting `knob` could free against the preferred one (estimate `pref`):
  * offload the model states it moves, DeepSpeed without overlap one gradient bucket, FSDP with
- * less prefetch the gathered units; the other knobs free nothing.
+ * less prefetch the gathered units, activation offload the saved activations; the other knobs
+ * free nothing.
  */
 static double can_free(const unsigned char *knob, const struct estimate *pref)
 {
@@ -279,6 +280,8 @@ static double can_free(const unsigned char *knob, const struct estimate *pref)
         b += pref->mem[MC_COMM];
     if ((bwd >= 0 && bwd != BWD_PREFETCH_PRE) || knob[PK_FWD_PREFETCH] == 1)
         b += pref->mem[MC_GATHERED];
+    if (knob[PK_ACT_OFFLOAD] - 1 > ACT_OFFLOAD_NONE)
+        b += pref->mem[MC_ACT];
     return b;
 }
 

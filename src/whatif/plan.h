@@ -12,7 +12,7 @@
  * parallelism on and off when tp > 1. Those make a layout; beside it the
  * knobs (plan_knobs.c): CPU offload of the optimizer states or of the
  * parameters too, TP communication overlap, DDP's and DeepSpeed's gradient
- * overlap, FSDP's prefetch, each where it applies. A layout's preferred
+ * overlap, FSDP's prefetch, activation offload, each where it applies. A layout's preferred
  * knob setting (no offload, overlap and prefetch on) is estimated first;
  * when it fits, its other settings are dominated (slower, and memory is not
  * what they would buy) and counted as such; when it does not, each other
@@ -79,6 +79,7 @@ enum plan_knob_id {
     PK_ZERO_OVERLAP, /* zero.overlap_comm */
     PK_BWD_PREFETCH, /* fsdp.backward_prefetch */
     PK_FWD_PREFETCH, /* fsdp.forward_prefetch */
+    PK_ACT_OFFLOAD,  /* training.activation_offload */
     PK_COUNT
 };
 

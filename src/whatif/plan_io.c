@@ -167,13 +167,15 @@ static const char *const csv_cols =
     "number,gpus,nodes,dp,tp,pp,vpp,cp,ep,sequence_parallel,schedule,sharding,micro_batch,"
     "recompute,est_step_time_s,est_peak_memory_bytes,simulated,sim_status,sim_step_time_s,"
     "sim_peak_memory_bytes,sim_mfu,sim_tokens_per_s,time_to_train_s,cost_usd,offload,"
-    "tp_comm_overlap,ddp_overlap,zero_overlap_comm,backward_prefetch,forward_prefetch,variant,"
+    "tp_comm_overlap,ddp_overlap,zero_overlap_comm,backward_prefetch,forward_prefetch,"
+    "activation_offload,variant,"
     "changes\n";
 
 /* The CSV column of each knob (after cost_usd, in enum plan_knob_id order). */
 static const char *const knob_cols[PK_COUNT] = { "offload",           "tp_comm_overlap",
                                                  "ddp_overlap",       "zero_overlap_comm",
-                                                 "backward_prefetch", "forward_prefetch" };
+                                                 "backward_prefetch", "forward_prefetch",
+                                                 "activation_offload" };
 
 static void csv_row(FILE *f, const struct scenario *base, const struct plan_cand *c)
 {

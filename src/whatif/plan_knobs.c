@@ -1,6 +1,7 @@
 /*
  * plan_knobs.c - what `simtrain plan` varies beside the parallel layout (plan.h): the
- * recompute policies, CPU offload and the communication-overlap options, which values of each
+ * recompute policies, CPU offload of model states and of activations, and the
+ * communication-overlap options, which values of each
  * apply to a layout, which one is tried first, and the "changed from the scenario" text.
  *
  * A knob's values are tried in the table's order with the preferred value first: the fastest
@@ -10,8 +11,8 @@
  * whose preferred setting does not fit (plan.c).
  *
  * Adding a knob: a row of plan_knobs[] (its values, when each applies, how it is set and
- * read) and an enum plan_knob_id; adding a value to a knob (activation offload, a framework's
- * recompute policy): a name in its row and a case in its valid() and set().
+ * read) and an enum plan_knob_id; adding a value to a knob (a framework's recompute policy):
+ * a name in its row and a case in its valid() and set().
  */
 #include "whatif/plan.h"
 
@@ -147,6 +148,23 @@ static int fwd_prefetch_get(const struct scenario *s)
     return s->fsdp.forward_prefetch;
 }
 
+/* Activation offload (training.activation_offload): the saved tensors of each layer copied to
+ * the host on a side stream and back before its backward (TRL / torchtune OffloadActivations,
+ * Axolotl offload_activations). plan tries the side-stream copies only: the compute-stream
+ * variant moves the same bytes, slower. */
+static bool act_offload_valid(const struct scenario *s, int v)
+{
+    return v == ACT_OFFLOAD_NONE || (v == ACT_OFFLOAD_STREAMS && s->hw.pcie.bw_Bps > 0);
+}
+static void act_offload_set(struct scenario *s, int v)
+{
+    s->train.activation_offload = (enum act_offload)v;
+}
+static int act_offload_get(const struct scenario *s)
+{
+    return s->train.activation_offload;
+}
+
 const struct plan_knob plan_knobs[PK_COUNT] = {
     [PK_OFFLOAD] = { "offload",
                      3,
@@ -202,6 +220,15 @@ const struct plan_knob plan_knobs[PK_COUNT] = {
                           fwd_prefetch_set,
                           fwd_prefetch_get,
                           false },
+    [PK_ACT_OFFLOAD] = { "activation_offload",
+                         3,
+                         { "none", "streams", "sync" },
+                         ACT_OFFLOAD_NONE,
+                         always,
+                         act_offload_valid,
+                         act_offload_set,
+                         act_offload_get,
+                         true },
 };
 
 int plan_knob_values(const struct scenario *s, int k, int *vals)
