@@ -3,7 +3,8 @@
 # warnings as errors, unit and CLI tests (the bad-input tables, the issue-17 reproducers,
 # every shipped scenario), the same tests again built by clang under AddressSanitizer +
 # UndefinedBehaviorSanitizer + float-cast-overflow (any finding fatal), and a bounded fuzzing
-# run of the YAML loader and of the CSV readers (SIMTRAIN_FUZZ_SECONDS each, default 30).
+# run of the YAML loader, the CSV readers and the JSON importers (SIMTRAIN_FUZZ_SECONDS each,
+# default 30).
 # Run from the repository root.
 set -eu
 cd "$(dirname "$0")/.."
@@ -40,7 +41,7 @@ cmake --build build-asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure -j "$jobs"
 
-echo "== fuzz the YAML loader and the CSV readers (bounded) =="
+echo "== fuzz the YAML loader, the CSV readers and the JSON importers (bounded) =="
 sh tests/fuzz/run.sh "${SIMTRAIN_FUZZ_SECONDS:-30}"
 
 echo "== all tests passed =="
