@@ -25,10 +25,8 @@
 
 #define PRODUCT_CAP ((int64_t)1 << 50) /* saturation of degree products */
 
-static int fail(struct cfg_error *err, const char *path, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(struct cfg_error *err, const char *path, const char *fmt, ...)
+/* See config.h. */
+int cfg_fail(struct cfg_error *err, const char *path, const char *fmt, ...)
 {
     va_list ap;
 
@@ -103,7 +101,7 @@ void cfg_derive_defaults(struct scenario *s, unsigned given)
 static int positive(struct cfg_error *err, const char *path, const char *name, int v)
 {
     if (v < 1)
-        return fail(err, path, "%s (%d) must be positive", name, v);
+        return cfg_fail(err, path, "%s (%d) must be positive", name, v);
     return 0;
 }
 
@@ -112,13 +110,14 @@ static int check_moe(struct model *m, struct cfg_error *err)
     struct moe_spec *e = &m->moe;
 
     if (e->experts < 0)
-        return fail(err, "workload.moe.experts", "moe.experts (%d) must not be negative",
-                    e->experts);
+        return cfg_fail(err, "workload.moe.experts", "moe.experts (%d) must not be negative",
+                        e->experts);
     if (e->experts == 0)
         return 0;
     if (e->topk < 1 || e->topk > e->experts)
-        return fail(err, "workload.moe.topk",
-                    "moe.topk (%d) must be between 1 and moe.experts (%d)", e->topk, e->experts);
+        return cfg_fail(err, "workload.moe.topk",
+                        "moe.topk (%d) must be between 1 and moe.experts (%d)", e->topk,
+                        e->experts);
     if (e->ffn_hidden == 0)
         e->ffn_hidden = m->ffn_hidden;
     if (e->layer_freq == 0)
@@ -127,12 +126,12 @@ static int check_moe(struct model *m, struct cfg_error *err)
         positive(err, "workload.moe.layer_freq", "moe.layer_freq", e->layer_freq))
         return -1;
     if (e->layer_freq > m->layers)
-        return fail(err, "workload.moe.layer_freq", "moe.layer_freq (%d) exceeds layers (%d)",
-                    e->layer_freq, m->layers);
+        return cfg_fail(err, "workload.moe.layer_freq", "moe.layer_freq (%d) exceeds layers (%d)",
+                        e->layer_freq, m->layers);
     if (e->shared_experts < 0 || !(e->capacity_factor >= 0))
-        return fail(err, "workload.moe",
-                    "moe.shared_experts and moe.capacity_factor must not be "
-                    "negative");
+        return cfg_fail(err, "workload.moe",
+                        "moe.shared_experts and moe.capacity_factor must not be "
+                        "negative");
     return 0;
 }
 
@@ -140,16 +139,18 @@ static int check_moe(struct model *m, struct cfg_error *err)
 static int check_window(const struct model *m, struct cfg_error *err)
 {
     if (m->window < 0 || m->window_pattern < 0)
-        return fail(err, m->window < 0 ? "workload.attention_window" : "workload.window_pattern",
-                    "attention_window (%d) and window_pattern (%d) must not be negative", m->window,
-                    m->window_pattern);
+        return cfg_fail(err,
+                        m->window < 0 ? "workload.attention_window" : "workload.window_pattern",
+                        "attention_window (%d) and window_pattern (%d) must not be negative",
+                        m->window, m->window_pattern);
     if (m->window_pattern > 0 && m->window == 0)
-        return fail(err, "workload.window_pattern",
-                    "window_pattern (%d) needs attention_window (the keys a windowed layer sees)",
-                    m->window_pattern);
+        return cfg_fail(
+            err, "workload.window_pattern",
+            "window_pattern (%d) needs attention_window (the keys a windowed layer sees)",
+            m->window_pattern);
     if (m->window_pattern == 1)
-        return fail(err, "workload.window_pattern",
-                    "window_pattern 1 makes every layer global; drop attention_window instead");
+        return cfg_fail(err, "workload.window_pattern",
+                        "window_pattern 1 makes every layer global; drop attention_window instead");
     return 0;
 }
 
@@ -163,28 +164,28 @@ int cfg_model_finalize(struct model *m, struct cfg_error *err)
     if (m->kv_heads == 0)
         m->kv_heads = m->heads;
     if (m->kv_heads < 0 || m->heads % m->kv_heads)
-        return fail(err, "workload.kv_heads", "kv_heads (%d) does not divide heads (%d)",
-                    m->kv_heads, m->heads);
+        return cfg_fail(err, "workload.kv_heads", "kv_heads (%d) does not divide heads (%d)",
+                        m->kv_heads, m->heads);
     if (m->head_dim == 0) {
         if (m->hidden % m->heads)
-            return fail(err, "workload.heads",
-                        "heads (%d) does not divide hidden (%d); set head_dim", m->heads,
-                        m->hidden);
+            return cfg_fail(err, "workload.heads",
+                            "heads (%d) does not divide hidden (%d); set head_dim", m->heads,
+                            m->hidden);
         m->head_dim = m->hidden / m->heads;
     }
     if (m->ffn_hidden == 0) {
         if (m->hidden > INT_MAX / 4)
-            return fail(err, "workload.hidden",
-                        "hidden (%d) is too large for the default "
-                        "ffn_hidden (4 * hidden)",
-                        m->hidden);
+            return cfg_fail(err, "workload.hidden",
+                            "hidden (%d) is too large for the default "
+                            "ffn_hidden (4 * hidden)",
+                            m->hidden);
         m->ffn_hidden = 4 * m->hidden;
     }
     if (positive(err, "workload.head_dim", "head_dim", m->head_dim) ||
         positive(err, "workload.ffn_hidden", "ffn_hidden", m->ffn_hidden))
         return -1;
     if (m->max_seq < 0)
-        return fail(err, "workload.max_seq", "max_seq (%d) must be positive", m->max_seq);
+        return cfg_fail(err, "workload.max_seq", "max_seq (%d) must be positive", m->max_seq);
     if (check_window(m, err))
         return -1;
     return check_moe(m, err);
@@ -200,29 +201,32 @@ static int derive_cluster(struct scenario *s, struct cfg_error *err)
     int64_t cap;
 
     if (gpn < 1)
-        return fail(err, "hardware.node.gpus", "hardware '%s' has no GPUs per node", hw_name(hw));
+        return cfg_fail(err, "hardware.node.gpus", "hardware '%s' has no GPUs per node",
+                        hw_name(hw));
     if (s->nodes < 0 || s->gpus < 0)
-        return fail(err, s->nodes < 0 ? "cluster.nodes" : "cluster.gpus",
-                    "nodes (%d) and gpus (%d) must be positive", s->nodes, s->gpus);
+        return cfg_fail(err, s->nodes < 0 ? "cluster.nodes" : "cluster.gpus",
+                        "nodes (%d) and gpus (%d) must be positive", s->nodes, s->gpus);
     if (s->nodes == 0)
         s->nodes = s->gpus > 0 ? (int)div_ceil(s->gpus, gpn) : hw->nodes > 0 ? hw->nodes : 1;
     cap = mul(s->nodes, gpn);
     if (s->gpus == 0) {
         if (cap > INT_MAX)
-            return fail(err, "cluster.nodes", "nodes * GPUs per node (%d * %d) is too large",
-                        s->nodes, gpn);
+            return cfg_fail(err, "cluster.nodes", "nodes * GPUs per node (%d * %d) is too large",
+                            s->nodes, gpn);
         s->gpus = (int)cap;
     } else if (s->gpus > cap) {
-        return fail(err, "cluster.gpus", "gpus (%d) exceeds nodes * GPUs per node (%d * %d = %lld)",
-                    s->gpus, s->nodes, gpn, (long long)cap);
+        return cfg_fail(err, "cluster.gpus",
+                        "gpus (%d) exceeds nodes * GPUs per node (%d * %d = %lld)", s->gpus,
+                        s->nodes, gpn, (long long)cap);
     } else if (s->nodes > 1 && s->gpus != cap) {
-        return fail(err, "cluster.gpus",
-                    "gpus (%d) must fill every node when the job spans %d nodes (%lld GPUs)",
-                    s->gpus, s->nodes, (long long)cap);
+        return cfg_fail(err, "cluster.gpus",
+                        "gpus (%d) must fill every node when the job spans %d nodes (%lld GPUs)",
+                        s->gpus, s->nodes, (long long)cap);
     }
     if (s->nodes > 1 && (hw->net.nics_per_node < 1 || !(hw->net.nic_bw_Bps > 0)))
-        return fail(err, "cluster.nodes", "the job spans %d nodes but hardware '%s' has no network",
-                    s->nodes, hw_name(hw));
+        return cfg_fail(err, "cluster.nodes",
+                        "the job spans %d nodes but hardware '%s' has no network", s->nodes,
+                        hw_name(hw));
     return 0;
 }
 
@@ -238,13 +242,14 @@ static int check_degrees(const struct parallelism *p, struct cfg_error *err)
         positive(err, "parallelism.vpp", "vpp", p->vpp))
         return -1;
     if (p->dp < 0)
-        return fail(err, "parallelism.dp", "dp (%d) must be positive", p->dp);
+        return cfg_fail(err, "parallelism.dp", "dp (%d) must be positive", p->dp);
     for (int i = 0; i < DIM_COUNT; i++)
         if (p->order[i] >= 0 && p->order[i] < DIM_COUNT)
             seen |= 1u << p->order[i];
     if (seen != (1u << DIM_COUNT) - 1)
-        return fail(err, "parallelism.order", "order must name each of %s, %s, %s, %s and %s once",
-                    order_names[0], order_names[1], order_names[2], order_names[3], order_names[4]);
+        return cfg_fail(err, "parallelism.order",
+                        "order must name each of %s, %s, %s, %s and %s once", order_names[0],
+                        order_names[1], order_names[2], order_names[3], order_names[4]);
     return 0;
 }
 
@@ -258,20 +263,21 @@ static int derive_layout(struct scenario *s, struct cfg_error *err)
     tpc = mul(mul(p->tp, p->pp), p->cp);
     if (p->dp == 0) {
         if (tpc > s->gpus || s->gpus % tpc)
-            return fail(err, "parallelism.tp",
-                        "tp * pp * cp (%d * %d * %d = %lld) does not divide the GPU count (%d)",
-                        p->tp, p->pp, p->cp, (long long)tpc, s->gpus);
+            return cfg_fail(err, "parallelism.tp",
+                            "tp * pp * cp (%d * %d * %d = %lld) does not divide the GPU count (%d)",
+                            p->tp, p->pp, p->cp, (long long)tpc, s->gpus);
         p->dp = (int)(s->gpus / tpc);
     }
     total = mul(p->dp, tpc);
     if (total != s->gpus)
-        return fail(err, "parallelism.dp",
-                    "dp * tp * pp * cp = %d * %d * %d * %d = %s%lld does not match the GPU count "
-                    "(%d)",
-                    p->dp, p->tp, p->pp, p->cp, total >= PRODUCT_CAP ? "more than " : "",
-                    (long long)total, s->gpus);
+        return cfg_fail(
+            err, "parallelism.dp",
+            "dp * tp * pp * cp = %d * %d * %d * %d = %s%lld does not match the GPU count "
+            "(%d)",
+            p->dp, p->tp, p->pp, p->cp, total >= PRODUCT_CAP ? "more than " : "", (long long)total,
+            s->gpus);
     if (p->dp % p->ep)
-        return fail(err, "parallelism.ep", "ep (%d) does not divide dp (%d)", p->ep, p->dp);
+        return cfg_fail(err, "parallelism.ep", "ep (%d) does not divide dp (%d)", p->ep, p->dp);
     return 0;
 }
 
@@ -282,60 +288,61 @@ static int check_model_split(struct scenario *s, struct cfg_error *err)
     int64_t stages = mul(p->pp, p->vpp);
 
     if (p->ep > 1 && m->moe.experts == 0)
-        return fail(err, "parallelism.ep",
-                    "ep (%d) needs a mixture-of-experts workload ('%s' has "
-                    "no moe section)",
-                    p->ep, m->name ? m->name : "?");
+        return cfg_fail(err, "parallelism.ep",
+                        "ep (%d) needs a mixture-of-experts workload ('%s' has "
+                        "no moe section)",
+                        p->ep, m->name ? m->name : "?");
     if (p->ep > 1 && m->moe.experts % p->ep)
-        return fail(err, "parallelism.ep", "ep (%d) does not divide moe.experts (%d)", p->ep,
-                    m->moe.experts);
+        return cfg_fail(err, "parallelism.ep", "ep (%d) does not divide moe.experts (%d)", p->ep,
+                        m->moe.experts);
     if (m->heads % p->tp)
-        return fail(err, "parallelism.tp", "tp (%d) does not divide heads (%d)", p->tp, m->heads);
+        return cfg_fail(err, "parallelism.tp", "tp (%d) does not divide heads (%d)", p->tp,
+                        m->heads);
     if (m->kv_heads % p->tp)
-        return fail(err, "parallelism.tp", "tp (%d) does not divide kv_heads (%d)", p->tp,
-                    m->kv_heads);
+        return cfg_fail(err, "parallelism.tp", "tp (%d) does not divide kv_heads (%d)", p->tp,
+                        m->kv_heads);
     if (p->vpp > 1 && p->pp == 1)
-        return fail(err, "parallelism.vpp", "vpp (%d) needs pp > 1", p->vpp);
+        return cfg_fail(err, "parallelism.vpp", "vpp (%d) needs pp > 1", p->vpp);
     /* Otherwise the embedding and the loss count as one layer each (Megatron's
        account_for_embedding/loss_in_pipeline_split; Llama 3 405B, 126 layers on 16 stages). */
     if ((p->first_stage_layers > 0 || p->last_stage_layers > 0) && p->pp == 1)
-        return fail(err,
-                    p->first_stage_layers > 0 ? "parallelism.first_stage_layers"
-                                              : "parallelism.last_stage_layers",
-                    "first_stage_layers and last_stage_layers need pp > 1");
+        return cfg_fail(err,
+                        p->first_stage_layers > 0 ? "parallelism.first_stage_layers"
+                                                  : "parallelism.last_stage_layers",
+                        "first_stage_layers and last_stage_layers need pp > 1");
     if (p->first_stage_layers == 0 && p->last_stage_layers == 0 && m->layers % stages &&
         (p->pp == 1 || (p->pp_split == SPLIT_AUTO && (m->layers + 2) % stages))) {
         if (p->vpp > 1)
-            return fail(err, "parallelism.pp",
-                        "pp * vpp (%d * %d = %lld) divides neither layers (%d) nor layers + 2 "
-                        "(embedding and loss counted as layers)",
-                        p->pp, p->vpp, (long long)stages, m->layers);
+            return cfg_fail(err, "parallelism.pp",
+                            "pp * vpp (%d * %d = %lld) divides neither layers (%d) nor layers + 2 "
+                            "(embedding and loss counted as layers)",
+                            p->pp, p->vpp, (long long)stages, m->layers);
         if (p->pp == 1)
-            return fail(err, "parallelism.pp", "pp (%d) does not divide layers (%d)", p->pp,
-                        m->layers);
-        return fail(err, "parallelism.pp",
-                    "pp (%d) divides neither layers (%d) nor layers + 2 (embedding and loss "
-                    "counted as layers)",
-                    p->pp, m->layers);
+            return cfg_fail(err, "parallelism.pp", "pp (%d) does not divide layers (%d)", p->pp,
+                            m->layers);
+        return cfg_fail(err, "parallelism.pp",
+                        "pp (%d) divides neither layers (%d) nor layers + 2 (embedding and loss "
+                        "counted as layers)",
+                        p->pp, m->layers);
     }
     {
         char why[160];
         if (pp_check(s, why, sizeof(why)) != 0)
-            return fail(err,
-                        p->first_stage_layers > 0   ? "parallelism.first_stage_layers"
-                        : p->last_stage_layers > 0  ? "parallelism.last_stage_layers"
-                        : p->pp_split != SPLIT_AUTO ? "parallelism.pp_split"
-                                                    : "parallelism.pp",
-                        "%s", why);
+            return cfg_fail(err,
+                            p->first_stage_layers > 0   ? "parallelism.first_stage_layers"
+                            : p->last_stage_layers > 0  ? "parallelism.last_stage_layers"
+                            : p->pp_split != SPLIT_AUTO ? "parallelism.pp_split"
+                                                        : "parallelism.pp",
+                            "%s", why);
     }
     if (p->vpp > 1 && p->schedule == SCHED_1F1B)
         p->schedule = SCHED_INTERLEAVED;
     if (p->vpp > 1 && p->schedule != SCHED_INTERLEAVED)
-        return fail(err, "parallelism.schedule",
-                    "schedule '%s' cannot use vpp > 1 (use 'interleaved')",
-                    schedule_name(p->schedule));
+        return cfg_fail(err, "parallelism.schedule",
+                        "schedule '%s' cannot use vpp > 1 (use 'interleaved')",
+                        schedule_name(p->schedule));
     if (p->schedule == SCHED_INTERLEAVED && p->vpp == 1)
-        return fail(err, "parallelism.schedule", "schedule 'interleaved' needs vpp > 1");
+        return cfg_fail(err, "parallelism.schedule", "schedule 'interleaved' needs vpp > 1");
     return 0;
 }
 
@@ -352,51 +359,54 @@ static int check_batch(struct scenario *s, struct cfg_error *err)
         return -1;
     per_step = mul(t->micro_batch, p->dp);
     if (t->global_batch % per_step)
-        return fail(err, "training.global_batch",
-                    "micro_batch * dp (%d * %d = %lld) does not divide global_batch (%d)",
-                    t->micro_batch, p->dp, (long long)per_step, t->global_batch);
+        return cfg_fail(err, "training.global_batch",
+                        "micro_batch * dp (%d * %d = %lld) does not divide global_batch (%d)",
+                        t->micro_batch, p->dp, (long long)per_step, t->global_batch);
     micro = t->global_batch / per_step;
     if (p->schedule == SCHED_INTERLEAVED && micro % p->pp)
-        return fail(err, "parallelism.schedule",
-                    "interleaved schedule needs the micro-batch count per step (%lld) to be a "
-                    "multiple of pp (%d)",
-                    (long long)micro, p->pp);
+        return cfg_fail(err, "parallelism.schedule",
+                        "interleaved schedule needs the micro-batch count per step (%lld) to be a "
+                        "multiple of pp (%d)",
+                        (long long)micro, p->pp);
     if (p->cp > 1 && t->seq_len % (2 * (int64_t)p->cp))
-        return fail(err, "parallelism.cp", "seq_len (%d) is not divisible by 2 * cp (%lld)",
-                    t->seq_len, 2 * (long long)p->cp);
+        return cfg_fail(err, "parallelism.cp", "seq_len (%d) is not divisible by 2 * cp (%lld)",
+                        t->seq_len, 2 * (long long)p->cp);
     if (p->sequence_parallel && p->tp == 1)
-        return fail(err, "parallelism.sequence_parallel", "sequence_parallel needs tp > 1");
+        return cfg_fail(err, "parallelism.sequence_parallel", "sequence_parallel needs tp > 1");
     if (p->sequence_parallel && t->seq_len % p->tp)
-        return fail(err, "training.seq_len",
-                    "seq_len (%d) is not divisible by tp (%d) as sequence parallelism needs",
-                    t->seq_len, p->tp);
+        return cfg_fail(err, "training.seq_len",
+                        "seq_len (%d) is not divisible by tp (%d) as sequence parallelism needs",
+                        t->seq_len, p->tp);
     if (p->sequence_parallel && p->cp > 1 && (t->seq_len / p->cp) % p->tp)
-        return fail(err, "training.seq_len",
-                    "seq_len / cp (%d / %d) is not divisible by tp (%d) as sequence parallelism "
-                    "needs",
-                    t->seq_len, p->cp, p->tp);
+        return cfg_fail(
+            err, "training.seq_len",
+            "seq_len / cp (%d / %d) is not divisible by tp (%d) as sequence parallelism "
+            "needs",
+            t->seq_len, p->cp, p->tp);
     /* Megatron MoE README: "When using MoE with expert parallelism and tensor parallelism,
        sequence parallelism must be enabled". */
     if (p->ep > 1 && p->tp > 1 && !p->sequence_parallel)
-        return fail(err, "parallelism.ep", "ep (%d) with tp (%d) needs sequence_parallel", p->ep,
-                    p->tp);
+        return cfg_fail(err, "parallelism.ep", "ep (%d) with tp (%d) needs sequence_parallel",
+                        p->ep, p->tp);
     /* Megatron arguments.py: TP communication overlap needs sequence parallelism. */
     if (p->tp_comm_overlap && !p->sequence_parallel)
-        return fail(err, "parallelism.tp_comm_overlap", "tp_comm_overlap needs sequence_parallel");
+        return cfg_fail(err, "parallelism.tp_comm_overlap",
+                        "tp_comm_overlap needs sequence_parallel");
     /* Megatron's distributed optimizer (zero1) works on its own DDP's gradient buffer. */
     if (s->ddp.impl == DDP_IMPL_PYTORCH && p->sharding != SHARD_NONE)
-        return fail(err, "ddp.impl", "ddp.impl pytorch reduces unsharded gradients; sharding is %s",
-                    sharding_name(p->sharding));
+        return cfg_fail(err, "ddp.impl",
+                        "ddp.impl pytorch reduces unsharded gradients; sharding is %s",
+                        sharding_name(p->sharding));
     if (s->ddp.impl == DDP_IMPL_MEGATRON && p->sharding != SHARD_NONE &&
         !(p->sharding == SHARD_ZERO1 && scenario_framework(s) == FW_MEGATRON))
-        return fail(err, "ddp.impl",
-                    "ddp.impl megatron runs with sharding none, or zero1 under the megatron "
-                    "framework (its distributed optimizer), not %s",
-                    sharding_name(p->sharding));
+        return cfg_fail(err, "ddp.impl",
+                        "ddp.impl megatron runs with sharding none, or zero1 under the megatron "
+                        "framework (its distributed optimizer), not %s",
+                        sharding_name(p->sharding));
     if (m->pos == POS_LEARNED && m->max_seq > 0 && t->seq_len > m->max_seq)
-        return fail(err, "training.seq_len",
-                    "seq_len (%d) exceeds the workload's max_seq (%d) for learned positions",
-                    t->seq_len, m->max_seq);
+        return cfg_fail(err, "training.seq_len",
+                        "seq_len (%d) exceeds the workload's max_seq (%d) for learned positions",
+                        t->seq_len, m->max_seq);
     return 0;
 }
 
@@ -413,18 +423,20 @@ static int check_adapter_features(const struct scenario *s, struct cfg_error *er
     const struct training *t = &s->train;
 
     if (t->offload == OFFLOAD_PARAMS_ONLY && s->par.sharding != SHARD_ZERO3)
-        return fail(err, "training.offload",
-                    "offload 'params_only' needs sharding zero3 (DeepSpeed offload_param is a "
-                    "stage 3 feature)");
+        return cfg_fail(err, "training.offload",
+                        "offload 'params_only' needs sharding zero3 (DeepSpeed offload_param is a "
+                        "stage 3 feature)");
     if (t->finetune == FT_LORA_INT8 && !(s->hw.gpu.flops[DT_INT8] > 0))
-        return fail(err, "training.finetune",
-                    "finetune 'lora_int8' needs the hardware's int8 peak (gpu.flops.int8 of '%s')",
-                    hw_name(&s->hw));
+        return cfg_fail(
+            err, "training.finetune",
+            "finetune 'lora_int8' needs the hardware's int8 peak (gpu.flops.int8 of '%s')",
+            hw_name(&s->hw));
     if (t->finetune == FT_FULL && t->lora.modules_to_save)
-        return fail(err, "training.lora.modules_to_save",
-                    "lora.modules_to_save needs finetune lora, qlora or lora_int8");
+        return cfg_fail(err, "training.lora.modules_to_save",
+                        "lora.modules_to_save needs finetune lora, qlora or lora_int8");
     if (t->finetune == FT_FULL && t->lora.dora)
-        return fail(err, "training.lora.dora", "lora.dora needs finetune lora, qlora or lora_int8");
+        return cfg_fail(err, "training.lora.dora",
+                        "lora.dora needs finetune lora, qlora or lora_int8");
     return 0;
 }
 
@@ -441,29 +453,30 @@ static int check_memory_features(struct scenario *s, struct cfg_error *err)
            backward_maybe_with_nosync: FSDPModule); DeepSpeed's PipelineEngine asserts
            zero_optimization_stage() < 2 (deepspeed/runtime/pipe/engine.py L78 @v0.16.0). */
         if (fsdp && s->fsdp.version == 1)
-            return fail(err, "parallelism.sharding",
-                        "FSDP1 (fsdp.version 1) has no pipeline-parallel composition; with pp > 1 "
-                        "FSDP is FSDP2 under torch.distributed.pipelining (fsdp.version 2, as "
-                        "torchtitan)");
+            return cfg_fail(
+                err, "parallelism.sharding",
+                "FSDP1 (fsdp.version 1) has no pipeline-parallel composition; with pp > 1 "
+                "FSDP is FSDP2 under torch.distributed.pipelining (fsdp.version 2, as "
+                "torchtitan)");
         if (!fsdp)
-            return fail(err, "parallelism.sharding",
-                        "sharding '%s' cannot be combined with pp > 1 (DeepSpeed's pipeline "
-                        "engine allows ZeRO stages 0 and 1; PyTorch shards gradients under "
-                        "pipelining with FSDP2: sharding fsdp, fsdp.version 2)",
-                        sharding_name(sh));
+            return cfg_fail(err, "parallelism.sharding",
+                            "sharding '%s' cannot be combined with pp > 1 (DeepSpeed's pipeline "
+                            "engine allows ZeRO stages 0 and 1; PyTorch shards gradients under "
+                            "pipelining with FSDP2: sharding fsdp, fsdp.version 2)",
+                            sharding_name(sh));
     }
     if (s->fsdp.shard_group < 0)
-        return fail(err, "fsdp.shard_group", "shard_group (%d) must not be negative",
-                    s->fsdp.shard_group);
+        return cfg_fail(err, "fsdp.shard_group", "shard_group (%d) must not be negative",
+                        s->fsdp.shard_group);
     if (s->fsdp.shard_group > 0 && sh != SHARD_HSDP)
-        return fail(err, "fsdp.shard_group", "fsdp.shard_group needs sharding 'hsdp'");
+        return cfg_fail(err, "fsdp.shard_group", "fsdp.shard_group needs sharding 'hsdp'");
     if (s->fsdp.shard_group > 0 && (s->fsdp.shard_group > p->dp || p->dp % s->fsdp.shard_group))
-        return fail(err, "fsdp.shard_group", "fsdp.shard_group (%d) does not divide dp (%d)",
-                    s->fsdp.shard_group, p->dp);
+        return cfg_fail(err, "fsdp.shard_group", "fsdp.shard_group (%d) does not divide dp (%d)",
+                        s->fsdp.shard_group, p->dp);
     if (sh == SHARD_HSDP && s->nodes < 2 && s->fsdp.shard_group == 0)
-        return fail(err, "parallelism.sharding",
-                    "sharding 'hsdp' needs more than one node (or fsdp.shard_group below the "
-                    "node's data-parallel ranks)");
+        return cfg_fail(err, "parallelism.sharding",
+                        "sharding 'hsdp' needs more than one node (or fsdp.shard_group below the "
+                        "node's data-parallel ranks)");
     if (sh == SHARD_HSDP) {
         /* The shard group is the data-parallel peers on one node (layout.c); the replicate
            group takes one of each, so the shard group must divide dp (PyTorch's 2-D device
@@ -471,54 +484,57 @@ static int check_memory_features(struct scenario *s, struct cfg_error *err)
         struct layout l;
         layout_init(&l, s);
         if (p->dp % l.hsdp_shard)
-            return fail(err, "parallelism.sharding",
-                        "sharding 'hsdp' needs the data-parallel peers on one node (%d) to divide "
-                        "dp (%d)",
-                        l.hsdp_shard, p->dp);
+            return cfg_fail(
+                err, "parallelism.sharding",
+                "sharding 'hsdp' needs the data-parallel peers on one node (%d) to divide "
+                "dp (%d)",
+                l.hsdp_shard, p->dp);
     }
     if (t->offload == OFFLOAD_OPTIMIZER && sh != SHARD_ZERO1 && sh != SHARD_ZERO2 &&
         sh != SHARD_ZERO3)
-        return fail(err, "training.offload",
-                    "offload 'optimizer' needs sharding zero1, zero2 or zero3");
+        return cfg_fail(err, "training.offload",
+                        "offload 'optimizer' needs sharding zero1, zero2 or zero3");
     if (t->offload == OFFLOAD_PARAMS && sh != SHARD_ZERO3 && sh != SHARD_FSDP &&
         sh != SHARD_FSDP_GRAD_OP && sh != SHARD_HSDP)
-        return fail(err, "training.offload",
-                    "offload 'params' needs sharding zero3, fsdp, fsdp_grad_op or hsdp");
+        return cfg_fail(err, "training.offload",
+                        "offload 'params' needs sharding zero3, fsdp, fsdp_grad_op or hsdp");
     if (t->recompute_layers < 0)
-        return fail(err, "training.recompute_layers", "recompute_layers (%d) must not be negative",
-                    t->recompute_layers);
+        return cfg_fail(err, "training.recompute_layers",
+                        "recompute_layers (%d) must not be negative", t->recompute_layers);
     if (t->recompute_layers > 0 && t->recompute != RC_FULL)
-        return fail(err, "training.recompute_layers", "recompute_layers needs recompute 'full'");
+        return cfg_fail(err, "training.recompute_layers",
+                        "recompute_layers needs recompute 'full'");
     if ((t->recompute_every > 0 || t->recompute_fraction < 1) &&
         !(t->recompute == RC_FULL || (t->recompute == RC_SELECTIVE && t->selective == SEL_BLOCKS)))
-        return fail(err,
-                    t->recompute_every > 0 ? "training.recompute_every"
-                                           : "training.recompute_fraction",
-                    "recompute_every and recompute_fraction choose whole blocks: they need "
-                    "recompute 'full', or 'selective' with selective_policy 'blocks'");
+        return cfg_fail(err,
+                        t->recompute_every > 0 ? "training.recompute_every"
+                                               : "training.recompute_fraction",
+                        "recompute_every and recompute_fraction choose whole blocks: they need "
+                        "recompute 'full', or 'selective' with selective_policy 'blocks'");
     if ((t->recompute_every > 0 || t->recompute_fraction < 1) && t->recompute_layers > 0)
-        return fail(err, "training.recompute_layers",
-                    "recompute_layers cannot be combined with recompute_every or "
-                    "recompute_fraction");
+        return cfg_fail(err, "training.recompute_layers",
+                        "recompute_layers cannot be combined with recompute_every or "
+                        "recompute_fraction");
     if (t->recompute_every > 0 && t->recompute_fraction < 1)
-        return fail(err, "training.recompute_fraction",
-                    "recompute_fraction cannot be combined with recompute_every");
+        return cfg_fail(err, "training.recompute_fraction",
+                        "recompute_fraction cannot be combined with recompute_every");
     if (t->recompute_layers > s->model.layers / p->pp)
-        return fail(err, "training.recompute_layers",
-                    "recompute_layers (%d) exceeds the layers per pipeline stage (%d)",
-                    t->recompute_layers, s->model.layers / p->pp);
+        return cfg_fail(err, "training.recompute_layers",
+                        "recompute_layers (%d) exceeds the layers per pipeline stage (%d)",
+                        t->recompute_layers, s->model.layers / p->pp);
     if (t->finetune != FT_FULL && !t->lora.targets)
-        return fail(err, "training.lora.targets", "finetune '%s' needs at least one lora target",
-                    finetune_name(t->finetune));
+        return cfg_fail(err, "training.lora.targets",
+                        "finetune '%s' needs at least one lora target", finetune_name(t->finetune));
     if (t->finetune != FT_FULL && (t->lora.rank < 1 || !(t->lora.alpha > 0)))
-        return fail(err, "training.lora.rank", "lora rank (%d) and alpha (%g) must be positive",
-                    t->lora.rank, t->lora.alpha);
+        return cfg_fail(err, "training.lora.rank", "lora rank (%d) and alpha (%g) must be positive",
+                        t->lora.rank, t->lora.alpha);
     if (!(t->lora.dropout >= 0 && t->lora.dropout <= 1))
-        return fail(err, "training.lora.dropout", "lora dropout (%g) must be between 0 and 1",
-                    t->lora.dropout);
+        return cfg_fail(err, "training.lora.dropout", "lora dropout (%g) must be between 0 and 1",
+                        t->lora.dropout);
     if (t->attention_impl != ATTN_IMPL_CUDA && t->attention != ATTN_FLASH)
-        return fail(err, "training.attention_impl", "attention_impl '%s' needs attention 'flash'",
-                    attn_impl_name(t->attention_impl));
+        return cfg_fail(err, "training.attention_impl",
+                        "attention_impl '%s' needs attention 'flash'",
+                        attn_impl_name(t->attention_impl));
     return check_adapter_features(s, err);
 }
 
@@ -540,8 +556,8 @@ static int check_nccl_version(struct scenario *s, struct cfg_error *err)
     if (ok && t[used])
         ok = sscanf(t + used, ".%d%n", &patch, &more) == 1 && t[used + more] == '\0';
     if (!ok || major != 2 || minor < 0 || minor > 99 || patch < 0 || patch > 99)
-        return fail(err, "nccl.version", "nccl version '%s' is not a 2.x NCCL release like 2.18.1",
-                    t);
+        return cfg_fail(err, "nccl.version",
+                        "nccl version '%s' is not a 2.x NCCL release like 2.18.1", t);
     s->nccl.version = major * 10000 + minor * 100 + patch;
     return 0;
 }
@@ -553,26 +569,26 @@ static int check_hardware_features(struct scenario *s, struct cfg_error *err)
     enum coll_algo algo = s->nccl.algo;
 
     if (!trains_in(t->precision))
-        return fail(err, "training.precision", "precision '%s' is not a training precision",
-                    dtype_name(t->precision));
+        return cfg_fail(err, "training.precision", "precision '%s' is not a training precision",
+                        dtype_name(t->precision));
     if (t->precision == DT_FP8 && !(hw->gpu.flops[DT_FP8] > 0))
-        return fail(err, "training.precision", "precision 'fp8' needs an fp8 peak in hardware '%s'",
-                    hw_name(hw));
+        return cfg_fail(err, "training.precision",
+                        "precision 'fp8' needs an fp8 peak in hardware '%s'", hw_name(hw));
     if (t->precision == DT_FP8 && t->fp8_recipe == FP8_NONE)
-        return fail(err, "training.fp8_recipe",
-                    "precision 'fp8' needs an fp8_recipe other than 'none'");
+        return cfg_fail(err, "training.fp8_recipe",
+                        "precision 'fp8' needs an fp8_recipe other than 'none'");
     if (t->precision != DT_FP8 && t->fp8_recipe != FP8_NONE)
-        return fail(err, "training.fp8_recipe",
-                    "fp8_recipe '%s' needs precision 'fp8' (precision is '%s')",
-                    fp8_recipe_name(t->fp8_recipe), dtype_name(t->precision));
+        return cfg_fail(err, "training.fp8_recipe",
+                        "fp8_recipe '%s' needs precision 'fp8' (precision is '%s')",
+                        fp8_recipe_name(t->fp8_recipe), dtype_name(t->precision));
     if (!attn_impl_available(hw->gpu.arch, t->attention_impl))
-        return fail(err, "training.attention_impl",
-                    "attention_impl '%s' needs a Hopper GPU (hardware '%s' is %s)",
-                    attn_impl_name(t->attention_impl), hw_name(hw), arch_name(hw->gpu.arch));
+        return cfg_fail(err, "training.attention_impl",
+                        "attention_impl '%s' needs a Hopper GPU (hardware '%s' is %s)",
+                        attn_impl_name(t->attention_impl), hw_name(hw), arch_name(hw->gpu.arch));
     if (!coll_algo_available(hw, algo))
-        return fail(err, "nccl.algo",
-                    "nccl algo '%s' needs an NVSwitch system of the Hopper generation or later",
-                    algo_name(algo));
+        return cfg_fail(err, "nccl.algo",
+                        "nccl algo '%s' needs an NVSwitch system of the Hopper generation or later",
+                        algo_name(algo));
     return 0;
 }
 
@@ -581,19 +597,19 @@ static int check_simulation(struct scenario *s, struct cfg_error *err)
     const struct sim_cfg *sim = &s->sim;
 
     if (sim->straggler_rank < -1)
-        return fail(err, "simulation.straggler_rank",
-                    "straggler_rank (%d) must be -1 (none) or a rank", sim->straggler_rank);
+        return cfg_fail(err, "simulation.straggler_rank",
+                        "straggler_rank (%d) must be -1 (none) or a rank", sim->straggler_rank);
     if (sim->straggler_rank >= s->gpus)
-        return fail(err, "simulation.straggler_rank",
-                    "straggler_rank (%d) is not below the GPU count (%d)", sim->straggler_rank,
-                    s->gpus);
+        return cfg_fail(err, "simulation.straggler_rank",
+                        "straggler_rank (%d) is not below the GPU count (%d)", sim->straggler_rank,
+                        s->gpus);
     if (!(sim->straggler_slowdown >= 1))
-        return fail(err, "simulation.straggler_slowdown",
-                    "straggler_slowdown (%g) must be at least 1", sim->straggler_slowdown);
+        return cfg_fail(err, "simulation.straggler_slowdown",
+                        "straggler_slowdown (%g) must be at least 1", sim->straggler_slowdown);
     if (sim->step_overhead < 0)
-        return fail(err, "simulation.step_overhead", "step_overhead must not be negative");
+        return cfg_fail(err, "simulation.step_overhead", "step_overhead must not be negative");
     if (s->fsdp.version < 1 || s->fsdp.version > 2)
-        return fail(err, "fsdp.version", "fsdp version (%d) must be 1 or 2", s->fsdp.version);
+        return cfg_fail(err, "fsdp.version", "fsdp version (%d) must be 1 or 2", s->fsdp.version);
     return 0;
 }
 
@@ -619,15 +635,17 @@ static int check_step_range(struct scenario *s, struct cfg_error *err)
     snprintf(path, sizeof(path), "hardware.gpu.flops.%s", dtype_name(dt));
     units_format(peak, UNIT_FLOPS, rate, sizeof(rate));
     if (peak >= 1e12)
-        return fail(err, "workload",
-                    "one step of '%s' (%.3g model FLOPs) lasts at least %.3g s on %d GPU%s of %s "
-                    "%s even at 100 %% MFU; a step may last at most %.0f s (%.1f days)",
-                    s->model.name ? s->model.name : "?", workload_model_flops(s), least, s->gpus,
-                    s->gpus == 1 ? "" : "s", rate, dtype_name(dt), limit_s, limit_s / 86400);
-    return fail(err, path,
-                "a %s peak of %s makes one step last at least %.3g s even at 100 %% MFU; a step "
-                "may last at most %.0f s (%.1f days)",
-                dtype_name(dt), rate, least, limit_s, limit_s / 86400);
+        return cfg_fail(
+            err, "workload",
+            "one step of '%s' (%.3g model FLOPs) lasts at least %.3g s on %d GPU%s of %s "
+            "%s even at 100 %% MFU; a step may last at most %.0f s (%.1f days)",
+            s->model.name ? s->model.name : "?", workload_model_flops(s), least, s->gpus,
+            s->gpus == 1 ? "" : "s", rate, dtype_name(dt), limit_s, limit_s / 86400);
+    return cfg_fail(
+        err, path,
+        "a %s peak of %s makes one step last at least %.3g s even at 100 %% MFU; a step "
+        "may last at most %.0f s (%.1f days)",
+        dtype_name(dt), rate, least, limit_s, limit_s / 86400);
 }
 
 int scenario_finalize(struct scenario *s, struct cfg_error *err)

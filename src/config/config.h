@@ -31,6 +31,11 @@ struct cfg_error {
     char msg[384];  /* diagnostic text, lowercase, no trailing period */
 };
 
+/* Fill *err with the key `path` and the formatted message; returns -1 (for `return cfg_fail(..)`).
+ */
+int cfg_fail(struct cfg_error *err, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /*
  * Load a scenario file, resolve its hardware and workload references, apply
  * overrides in order, fill defaults and validate. On any error, print

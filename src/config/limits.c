@@ -14,20 +14,6 @@
 #include "config/schema.h"
 #include "strategy/size.h"
 
-static int fail(struct cfg_error *err, const char *path, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(struct cfg_error *err, const char *path, const char *fmt, ...)
-{
-    va_list ap;
-
-    snprintf(err->path, sizeof(err->path), "%s", path);
-    va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 /* What the size estimate's cause is, in the scenario's terms, and where it is set. */
 static int too_many_tasks(const struct scenario *s, const struct prog_size *z,
                           struct cfg_error *err)
@@ -40,37 +26,39 @@ static int too_many_tasks(const struct scenario *s, const struct prog_size *z,
     /* buckets of a usual size (>= 1 MiB, >= 10^6 elements): the model's gradients are the cause */
     if ((z->cause == SIZE_DDP_BUCKETS && s->ddp.bucket_bytes >= 1048576) ||
         (z->cause == SIZE_ZERO_BUCKETS && s->zero.reduce_bucket_size >= 1e6))
-        return fail(err, "workload",
-                    "the gradients of '%s' fill %.3g data-parallel buckets per step, each a "
-                    "collective of its own: a GPU's program would hold about %.3g tasks, %s",
-                    s->model.name ? s->model.name : "?", z->buckets, z->tasks, limit);
+        return cfg_fail(err, "workload",
+                        "the gradients of '%s' fill %.3g data-parallel buckets per step, each a "
+                        "collective of its own: a GPU's program would hold about %.3g tasks, %s",
+                        s->model.name ? s->model.name : "?", z->buckets, z->tasks, limit);
     switch (z->cause) {
     case SIZE_DDP_BUCKETS:
         if (s->ddp.bucket_bytes < 1024)
             snprintf(size, sizeof(size), "%g B", s->ddp.bucket_bytes);
         else
             units_format(s->ddp.bucket_bytes, UNIT_BYTES, size, sizeof(size));
-        return fail(err, "ddp.bucket_size",
-                    "ddp.bucket_size %s makes %.3g gradient buckets per step, each a collective of "
-                    "its own: a GPU's program would hold about %.3g tasks, %s",
-                    size, z->buckets, z->tasks, limit);
+        return cfg_fail(
+            err, "ddp.bucket_size",
+            "ddp.bucket_size %s makes %.3g gradient buckets per step, each a collective of "
+            "its own: a GPU's program would hold about %.3g tasks, %s",
+            size, z->buckets, z->tasks, limit);
     case SIZE_ZERO_BUCKETS:
-        return fail(err, "zero.reduce_bucket_size",
-                    "zero.reduce_bucket_size %g makes %.3g gradient buckets per step, each a "
-                    "collective of its own: a GPU's program would hold about %.3g tasks, %s",
-                    s->zero.reduce_bucket_size, z->buckets, z->tasks, limit);
+        return cfg_fail(err, "zero.reduce_bucket_size",
+                        "zero.reduce_bucket_size %g makes %.3g gradient buckets per step, each a "
+                        "collective of its own: a GPU's program would hold about %.3g tasks, %s",
+                        s->zero.reduce_bucket_size, z->buckets, z->tasks, limit);
     case SIZE_MICROBATCHES:
-        return fail(err, "training.global_batch",
-                    "global_batch / (micro_batch * dp) = %d / (%d * %d) = %.0f micro-batches per "
-                    "step, each simulated as its own tasks: a GPU's program would hold about "
-                    "%.3g tasks, %s",
-                    s->train.global_batch, s->train.micro_batch, s->par.dp, z->microbatches,
-                    z->tasks, limit);
+        return cfg_fail(
+            err, "training.global_batch",
+            "global_batch / (micro_batch * dp) = %d / (%d * %d) = %.0f micro-batches per "
+            "step, each simulated as its own tasks: a GPU's program would hold about "
+            "%.3g tasks, %s",
+            s->train.global_batch, s->train.micro_batch, s->par.dp, z->microbatches, z->tasks,
+            limit);
     default:
-        return fail(err, "workload.layers",
-                    "%d layers (%.0f on the largest pipeline stage) in %.0f micro-batches: a "
-                    "GPU's program would hold about %.3g tasks, %s",
-                    s->model.layers, z->stage_layers, z->microbatches, z->tasks, limit);
+        return cfg_fail(err, "workload.layers",
+                        "%d layers (%.0f on the largest pipeline stage) in %.0f micro-batches: a "
+                        "GPU's program would hold about %.3g tasks, %s",
+                        s->model.layers, z->stage_layers, z->microbatches, z->tasks, limit);
     }
 }
 
@@ -96,20 +84,21 @@ int cfg_check_limits(struct scenario *s, struct cfg_error *err)
         char size[48];
 
         snprintf(size, sizeof(size), "%.3g B", gpu ? s->hw.gpu.mem_bytes : s->train.overhead_bytes);
-        return fail(err, gpu ? "hardware.gpu.memory" : "training.memory_overhead",
-                    "%s %s is more than 1 PiB, a thousand times any GPU's memory",
-                    gpu ? "a GPU memory of" : "a memory overhead of", size);
+        return cfg_fail(err, gpu ? "hardware.gpu.memory" : "training.memory_overhead",
+                        "%s %s is more than 1 PiB, a thousand times any GPU's memory",
+                        gpu ? "a GPU memory of" : "a memory overhead of", size);
     }
     if (s->gpus > SIM_MAX_GPUS)
-        return fail(err, s->given & GIVEN_GPUS ? "cluster.gpus" : "cluster.nodes",
-                    "a job of %d GPUs is more than the %d (2^20) a simulation may span: layouts "
-                    "and topologies keep state per GPU (the largest clusters hold about 10^5)",
-                    s->gpus, SIM_MAX_GPUS);
+        return cfg_fail(
+            err, s->given & GIVEN_GPUS ? "cluster.gpus" : "cluster.nodes",
+            "a job of %d GPUs is more than the %d (2^20) a simulation may span: layouts "
+            "and topologies keep state per GPU (the largest clusters hold about 10^5)",
+            s->gpus, SIM_MAX_GPUS);
     if (s->train.tokens > MAX_TOKENS)
-        return fail(err, "training.tokens",
-                    "tokens %.3g is more than %.0e, about 600 times the largest published "
-                    "training run (Llama 3, 15.6e12 tokens)",
-                    s->train.tokens, MAX_TOKENS);
+        return cfg_fail(err, "training.tokens",
+                        "tokens %.3g is more than %.0e, about 600 times the largest published "
+                        "training run (Llama 3, 15.6e12 tokens)",
+                        s->train.tokens, MAX_TOKENS);
     strategy_program_size(s, &z);
     if (z.tasks > STRATEGY_MAX_TASKS)
         return too_many_tasks(s, &z, err);
