@@ -29,7 +29,7 @@ enum optimizer_kind {
 
 /*
  * How the optimizer step runs its AdamW update (training.optimizer_impl; memory.c
- * memory_optimizer_traffic(), workload_host.c workload_optimizer_host()):
+ * memory_optimizer_traffic(), workload_host.c workload_optimizer_time()):
  */
 enum optimizer_impl {
     OPT_IMPL_FUSED,        /* one pass over the states: apex / TE / DeepSpeed FusedAdam,

@@ -205,9 +205,15 @@ sim_time workload_optimizer_time(const struct scenario *s, double params, double
      * biases' updates are launch-bound; each tensor takes the longer of its launches and its
      * kernels.
      */
-    mats = n - (double)s->model.layers / (s->par.pp > 0 ? s->par.pp : 1) *
-                   (s->model.norm == NORM_LAYERNORM ? 4 : 2);
-    mats = mats < 1 ? 1 : mats;
+    {
+        const struct model *m = &s->model;
+        int pp = s->par.pp > 0 ? s->par.pp : 1, norms = m->norm == NORM_LAYERNORM ? 4 : 2;
+        int per_layer = param_tensors(s, PART_ATTN) + param_tensors(s, PART_MLP) - norms;
+
+        /* a layer's weight matrices (its biases, like its norms, are small), the embedding */
+        mats = (double)((m->layers + pp - 1) / pp) * per_layer / (m->bias ? 2 : 1) + 1;
+        mats = mats > n ? n : mats;
+    }
     per_mat = ((double)gpu - (double)e->launch) / mats;
     t = mats * fmax(OPT_LOOP_KERNELS * hk, OPT_LOOP_KERNELS * (double)e->launch + per_mat) +
         (n - mats) * OPT_LOOP_KERNELS * fmax(hk, (double)e->launch);
