@@ -53,10 +53,12 @@ static double compute_param_bytes(const struct scenario *s)
  */
 static double fp8_copies(const struct scenario *s)
 {
-    double b = fp8_weight_copy_bytes(s, scenario_model_code(s) == CODE_MEGATRON);
-    double total = workload_params_total(&s->model);
+    double b = fp8_weight_copy_bytes(s, scenario_model_code(s) == CODE_MEGATRON), total;
 
-    if (!(b > 0) || !(total > 0))
+    if (!(b > 0)) /* no FP8 copies: skip the per-layer walk (plan calls this per candidate) */
+        return 0;
+    total = workload_params_total(&s->model);
+    if (!(total > 0))
         return 0;
     return b * s->model.layers * workload_linear_params_layer(&s->model, false) / total;
 }

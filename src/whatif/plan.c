@@ -83,9 +83,18 @@ static const char *const plan_keys[] = {
     "training.micro_batch",          "training.recompute",   "training.recompute_layers",
 };
 
-void plan_apply(const struct scenario *base, const struct plan_cand *c, struct scenario *out)
+/* The base with the keys a candidate sets marked as the user's (plan_apply()), once. */
+static void mark_plan_keys(struct scenario *s)
 {
-    *out = *base;
+    for (size_t i = 0; i < ARRAY_LEN(plan_keys); i++)
+        profile_override(s, plan_keys[i]);
+}
+
+/* plan_apply() on a base whose plan keys are marked already (mark_plan_keys()). */
+static void apply_marked(const struct scenario *marked, const struct plan_cand *c,
+                         struct scenario *out)
+{
+    *out = *marked;
     out->gpus = c->gpus;
     out->nodes = c->nodes;
     out->par.dp = c->dp;
@@ -104,10 +113,16 @@ void plan_apply(const struct scenario *base, const struct plan_cand *c, struct s
     /* The candidate's own settings win over the framework profile's; its rules and the
      * defaults that follow the layout (zero.overlap_comm with the stage, ddp.overlap with the
      * framework model parallelism selects) are applied again, unless the user gave them. */
-    for (size_t i = 0; i < ARRAY_LEN(plan_keys); i++)
-        profile_override(out, plan_keys[i]);
     profile_apply(out);
     plan_knobs_apply(c->knob, out);
+}
+
+void plan_apply(const struct scenario *base, const struct plan_cand *c, struct scenario *out)
+{
+    struct scenario marked = *base;
+
+    mark_plan_keys(&marked);
+    apply_marked(&marked, c, out);
 }
 
 void plan_cand_changes(const struct scenario *base, const struct plan_cand *c, char *buf, size_t n)
@@ -133,6 +148,7 @@ struct probe {
 
 struct search {
     const struct scenario *base;
+    struct scenario marked; /* base with the plan keys marked (mark_plan_keys()) */
     const struct plan_opts *o;
     struct plan_result *res;
     struct estimator *est;
@@ -318,7 +334,7 @@ static void evaluate(struct search *se, struct plan_cand *c)
     memset(c->knob, 0, sizeof(c->knob));
     c->variant = 0;
     c->offload = false;
-    plan_apply(se->base, c, &s0);
+    apply_marked(&se->marked, c, &s0);
     if (scenario_finalize(&s0, &err) != 0) {
         r->evaluated++;
         reject(se, is_divisibility(err.msg) ? PR_DIVISIBILITY : PR_COMBINATION, c, err.msg);
@@ -506,7 +522,7 @@ static void simulate(struct search *se, struct plan_cand *c, FILE *progress)
     struct run run;
     char reason[256], d[160];
 
-    plan_apply(se->base, c, &s);
+    apply_marked(&se->marked, c, &s);
     (void)scenario_finalize(&s, &err); /* passed in evaluate() */
     c->simulated = true;
     r->nsimulated++;
@@ -646,6 +662,8 @@ int plan_search(const struct scenario *base, const struct plan_opts *o, struct p
         return -1;
     memset(&se, 0, sizeof(se));
     se.base = base;
+    se.marked = *base;
+    mark_plan_keys(&se.marked);
     se.o = o;
     se.res = out;
     se.est = estimator_new();
