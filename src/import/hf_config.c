@@ -3,11 +3,11 @@
  *
  * transformers dispatches on model_type and fills every absent key with that type's class
  * default, which differs between types (Gemma ties its embeddings, Llama does not; Mistral
- * slides a 4096-token window unless told otherwise): the table below holds the defaults of
- * transformers v4.57.1 (models/<type>/configuration_<type>.py, C:line in the comments) and
- * what each type's modeling code builds that no key says (Qwen2's q/k/v biases, Qwen3's q/k
- * norms, gpt-oss's sinks and router bias). Architectures the workload cannot express are
- * refused at the key that asks for them: multi-latent attention (DeepSeek-V2/V3), the parallel
+ * slides a 4096-token window unless told otherwise): the table of hf_config_tables.c holds the
+ * defaults of transformers v4.57.1 (models/<type>/configuration_<type>.py, C:line in the
+ * comments) and what each type's modeling code builds that no key says (Qwen2's q/k/v biases,
+ * Qwen3's q/k norms, gpt-oss's sinks and router bias). Architectures the workload cannot express
+ * are refused at the key that asks for them: multi-latent attention (DeepSeek-V2/V3), the parallel
  * attention + MLP block (Phi, GPT-NeoX's default), dense-then-MoE layer patterns.
  *
  * Keys that describe the checkpoint or inference (torch_dtype, quantization_config, rope
@@ -18,311 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "import/hf_config_internal.h"
 #include "import/import_internal.h"
 #include "model/arch.h"
-
-enum hf_bias {
-    HB_KEYS, /* attention_bias / mlp_bias keys (default false) */
-    HB_ALL,  /* every projection biased (GPT-2, gpt-oss: attention_bias forced true) */
-    HB_QKV,  /* q, k, v biased, o and the MLP not (Qwen2Attention) */
-    HB_NEOX  /* attention_bias default true, MLP always biased (GPT-NeoX) */
-};
-
-struct hf_type {
-    const char *type;
-    const char *decoder; /* the decoder layer class (FSDP wrap) */
-    bool gated;          /* gate, up, down MLP (SwiGLU or gated GeLU by hidden_act) */
-    enum norm_kind norm;
-    enum pos_emb pos;
-    int kv_default; /* num_key_value_heads absent: this, 0 = heads */
-    int head_dim;   /* head_dim absent: this, 0 = hidden / heads */
-    bool tied;      /* tie_word_embeddings absent */
-    enum hf_bias bias;
-    bool qk_norm, post_norms, sinks, router_bias;
-    int window;        /* sliding_window absent: this (0 = none) */
-    int pattern;       /* layer_types absent: global every k-th layer, 0 = all windowed */
-    bool window_flag;  /* the window applies only with use_sliding_window (Qwen) */
-    int experts, topk; /* defaults of the MoE keys; experts 0 = dense type */
-    const char *experts_key, *expert_ffn_key; /* NULL expert_ffn_key: intermediate_size */
-    const char *src;                          /* where the defaults are */
-};
-
-/* transformers v4.57.1 class defaults (research for issue 16: mapping-hf-config.md). */
-static const struct hf_type types[] = {
-    { "llama",
-      "LlamaDecoderLayer",
-      true,
-      NORM_RMSNORM,
-      POS_ROPE,
-      0,
-      0,
-      false,
-      HB_KEYS,
-      false,
-      false,
-      false,
-      false,
-      0,
-      0,
-      false,
-      0,
-      0,
-      NULL,
-      NULL,
-      "LlamaConfig, configuration_llama.py:166-209" },
-    { "mistral",
-      "MistralDecoderLayer",
-      true,
-      NORM_RMSNORM,
-      POS_ROPE,
-      8,
-      0,
-      false,
-      HB_KEYS,
-      false,
-      false,
-      false,
-      false,
-      4096,
-      0,
-      false,
-      0,
-      0,
-      NULL,
-      NULL,
-      "MistralConfig, configuration_mistral.py:123-135" },
-    { "mixtral",
-      "MixtralDecoderLayer",
-      true,
-      NORM_RMSNORM,
-      POS_ROPE,
-      8,
-      0,
-      false,
-      HB_KEYS,
-      false,
-      false,
-      false,
-      false,
-      0,
-      0,
-      false,
-      8,
-      2,
-      "num_local_experts",
-      NULL,
-      "MixtralConfig, configuration_mixtral.py:135-150" },
-    { "qwen2",
-      "Qwen2DecoderLayer",
-      true,
-      NORM_RMSNORM,
-      POS_ROPE,
-      32,
-      0,
-      false,
-      HB_QKV,
-      false,
-      false,
-      false,
-      false,
-      4096,
-      0,
-      true,
-      0,
-      0,
-      NULL,
-      NULL,
-      "Qwen2Config, configuration_qwen2.py:164-186" },
-    { "qwen3",
-      "Qwen3DecoderLayer",
-      true,
-      NORM_RMSNORM,
-      POS_ROPE,
-      0,
-      128,
-      false,
-      HB_KEYS,
-      true,
-      false,
-      false,
-      false,
-      4096,
-      0,
-      true,
-      0,
-      0,
-      NULL,
-      NULL,
-      "Qwen3Config, configuration_qwen3.py:163-192" },
-    { "qwen3_moe",
-      "Qwen3MoeDecoderLayer",
-      true,
-      NORM_RMSNORM,
-      POS_ROPE,
-      4,
-      0,
-      false,
-      HB_KEYS,
-      true,
-      false,
-      false,
-      false,
-      4096,
-      0,
-      true,
-      128,
-      8,
-      "num_experts",
-      "moe_intermediate_size",
-      "Qwen3MoeConfig, configuration_qwen3_moe.py:177-209" },
-    { "gemma",
-      "GemmaDecoderLayer",
-      true,
-      NORM_RMSNORM,
-      POS_ROPE,
-      16,
-      256,
-      true,
-      HB_KEYS,
-      false,
-      false,
-      false,
-      false,
-      0,
-      0,
-      false,
-      0,
-      0,
-      NULL,
-      NULL,
-      "GemmaConfig, configuration_gemma.py:117-130" },
-    { "gemma2",
-      "Gemma2DecoderLayer",
-      true,
-      NORM_RMSNORM,
-      POS_ROPE,
-      4,
-      256,
-      true,
-      HB_KEYS,
-      false,
-      true,
-      false,
-      false,
-      4096,
-      2,
-      false,
-      0,
-      0,
-      NULL,
-      NULL,
-      "Gemma2Config, configuration_gemma2.py:127-178" },
-    { "gemma3_text",
-      "Gemma3DecoderLayer",
-      true,
-      NORM_RMSNORM,
-      POS_ROPE,
-      4,
-      256,
-      true,
-      HB_KEYS,
-      true,
-      true,
-      false,
-      false,
-      4096,
-      6,
-      false,
-      0,
-      0,
-      NULL,
-      NULL,
-      "Gemma3TextConfig, configuration_gemma3.py:177-242" },
-    { "phi3",
-      "Phi3DecoderLayer",
-      true,
-      NORM_RMSNORM,
-      POS_ROPE,
-      0,
-      0,
-      false,
-      HB_KEYS,
-      false,
-      false,
-      false,
-      false,
-      0,
-      0,
-      false,
-      0,
-      0,
-      NULL,
-      NULL,
-      "Phi3Config, configuration_phi3.py:126-148" },
-    { "gpt2",
-      "GPT2Block",
-      false,
-      NORM_LAYERNORM,
-      POS_LEARNED,
-      0,
-      0,
-      true,
-      HB_ALL,
-      false,
-      false,
-      false,
-      false,
-      0,
-      0,
-      false,
-      0,
-      0,
-      NULL,
-      NULL,
-      "GPT2Config, configuration_gpt2.py:146-149" },
-    { "gpt_neox",
-      "GPTNeoXLayer",
-      false,
-      NORM_LAYERNORM,
-      POS_ROPE,
-      0,
-      0,
-      false,
-      HB_NEOX,
-      false,
-      false,
-      false,
-      false,
-      0,
-      0,
-      false,
-      0,
-      0,
-      NULL,
-      NULL,
-      "GPTNeoXConfig, configuration_gpt_neox.py:154-169" },
-    { "gpt_oss",
-      "GptOssDecoderLayer",
-      true,
-      NORM_RMSNORM,
-      POS_ROPE,
-      8,
-      64,
-      false,
-      HB_ALL,
-      false,
-      false,
-      true,
-      true,
-      128,
-      2,
-      false,
-      128,
-      4,
-      "num_local_experts",
-      NULL,
-      "GptOssConfig, configuration_gpt_oss.py:51-108" },
-};
 
 struct hf {
     struct imp *im;
@@ -430,10 +128,10 @@ static const struct hf_type *find_type(struct hf *h)
 {
     const struct yt_node *mt = val(h, "model_type");
     const char *t = imp_str(mt);
+    const struct hf_type *found = hf_type_of(t);
 
-    for (size_t i = 0; t && i < ARRAY_LEN(types); i++)
-        if (strcmp(t, types[i].type) == 0)
-            return &types[i];
+    if (found)
+        return found;
     if (refuse_architecture(h))
         return NULL;
     if (!mt)
@@ -772,68 +470,19 @@ static int variants(struct hf *h)
     return 0;
 }
 
-/* Keys with no cost, and why; anything else this reader does not know is listed as unknown. */
-static const char *const free_keys[][2] = {
-    { "torch_dtype", "the checkpoint's storage dtype, not the training precision" },
-    { "transformers_version", "metadata" },
-    { "_name_or_path", "metadata" },
-    { "auto_map", "remote-code classes (the architecture is read from the keys)" },
-    { "use_cache", "inference (KV cache)" },
-    { "bos_token_id", "tokenizer" },
-    { "eos_token_id", "tokenizer" },
-    { "pad_token_id", "tokenizer" },
-    { "n_special", "tokenizer" },
-    { "predict_special_tokens", "tokenizer" },
-    { "initializer_range", "initialisation" },
-    { "rms_norm_eps", "no cost" },
-    { "layer_norm_eps", "no cost" },
-    { "layer_norm_epsilon", "no cost" },
-    { "rope_theta", "RoPE variants cost the same" },
-    { "rope_scaling", "RoPE variants cost the same" },
-    { "rotary_emb_base", "RoPE variants cost the same" },
-    { "rotary_pct", "partial rotary: element-wise work only" },
-    { "rope_local_base_freq", "RoPE variants cost the same" },
-    { "initial_context_length", "YaRN's original context (no cost)" },
-    { "quantization_config",
-      "the checkpoint's quantization; the base precision comes from the training config" },
-    { "router_aux_loss_coef", "routing loss (no first-order cost)" },
-    { "output_router_logits", "routing loss (no first-order cost)" },
-    { "norm_topk_prob", "routing detail (no first-order cost)" },
-    { "swiglu_limit", "the clamp of gpt-oss's SwiGLU (no cost)" },
-    { "experts_per_token", "a duplicate of num_experts_per_tok transformers does not read" },
-    { "pretraining_tp", "inference (no cost)" },
-    { "n_ctx", "an old duplicate of n_positions" },
-    { "summary_activation", "sequence-summary head for other tasks (not built)" },
-    { "summary_first_dropout", "sequence-summary head for other tasks (not built)" },
-    { "summary_proj_to_labels", "sequence-summary head for other tasks (not built)" },
-    { "summary_type", "sequence-summary head for other tasks (not built)" },
-    { "summary_use_proj", "sequence-summary head for other tasks (not built)" },
-    { "task_specific_params", "generation settings" },
-    { "query_pre_attn_scalar", "the attention scale (no cost)" },
-    { "max_window_layers", "read with use_sliding_window only" },
-    { "architectures", "the class; model_type decides" },
-    { "context_window_size", "an mlc-llm preset key (MANIFEST.tsv), not read by transformers" },
-    { "prefill_chunk_size", "an mlc-llm preset key (MANIFEST.tsv), not read by transformers" },
-    { "sliding_window_size",
-      "an mlc-llm preset key (MANIFEST.tsv), not read by transformers: its window is "
-      "sliding_window" },
-    { "attention_sink_size", "an mlc-llm preset key (MANIFEST.tsv), not read by transformers" },
-};
-
+/* The keys not read: those with no cost as ignored (hf_config_tables.c), the others unknown. */
 static void list_unread(struct hf *h)
 {
     for (size_t i = 0; i < h->root->count; i++) {
         const struct yt_node *k = h->root->pairs[i].key;
-        const char *why = NULL;
+        const char *why;
         bool read = false;
 
         for (int u = 0; u < h->nused && !read; u++)
             read = strcmp(h->used[u], k->text) == 0;
         if (read)
             continue;
-        for (size_t j = 0; j < ARRAY_LEN(free_keys) && !why; j++)
-            if (strcmp(free_keys[j][0], k->text) == 0)
-                why = free_keys[j][1];
+        why = hf_free_key(k->text);
         if (why)
             imp_note(h->im, FATE_IGNORED, k, "%s: %s", k->text, why);
         else

@@ -6,232 +6,25 @@
  * --bf16/--fp16, the SwiGLU FFN width int(4h * 2/3 / 64) * 64, the vocabulary padded to a
  * multiple of 128 * tp. argparse runs with allow_abbrev=False (A:91-92): a flag close to a
  * known one is taken for a misspelling and refused with a did-you-mean; others this reader
- * does not know are listed (and refused by --strict).
+ * does not know are listed (and refused by --strict). The words of the file are
+ * megatron_args.c's, their matching to the flags megatron_flags.c's.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "import/megatron_internal.h"
 
-enum mk {
-    MK_FLAG, /* store_true (store_false for the disable flags) */
-    MK_VAL   /* takes a value */
-};
-
-/* The flags read; NeMo's names beside (model.* and trainer.*). */
-static const struct meg_flag {
-    const char *name, *nemo;
-    enum mk kind;
-} flags[] = {
-    { "num-layers", "model.num_layers", MK_VAL },
-    { "hidden-size", "model.hidden_size", MK_VAL },
-    { "ffn-hidden-size", "model.ffn_hidden_size", MK_VAL },
-    { "num-attention-heads", "model.num_attention_heads", MK_VAL },
-    { "kv-channels", "model.kv_channels", MK_VAL },
-    { "group-query-attention", NULL, MK_FLAG },
-    { "num-query-groups", "model.num_query_groups", MK_VAL },
-    { "seq-length", NULL, MK_VAL },
-    { "encoder-seq-length", "model.encoder_seq_length", MK_VAL },
-    { "max-position-embeddings", "model.max_position_embeddings", MK_VAL },
-    { "position-embedding-type", "model.position_embedding_type", MK_VAL },
-    { "use-rotary-position-embeddings", NULL, MK_FLAG },
-    { "normalization", "model.normalization", MK_VAL },
-    { "swiglu", NULL, MK_FLAG },
-    { "squared-relu", NULL, MK_FLAG },
-    { "activation", "model.activation", MK_VAL },
-    { "disable-bias-linear", NULL, MK_FLAG },
-    { "bias", "model.bias", MK_VAL },
-    { "add-qkv-bias", NULL, MK_FLAG },
-    { "untie-embeddings-and-output-weights", NULL, MK_FLAG },
-    { "share-embeddings-and-output-weights", "model.share_embeddings_and_output_weights", MK_VAL },
-    { "attention-dropout", "model.attention_dropout", MK_VAL },
-    { "hidden-dropout", "model.hidden_dropout", MK_VAL },
-    { "vocab-size", NULL, MK_VAL },
-    { "padded-vocab-size", NULL, MK_VAL },
-    { "make-vocab-size-divisible-by", "model.make_vocab_size_divisible_by", MK_VAL },
-    { "tokenizer-type", NULL, MK_VAL },
-    { "micro-batch-size", "model.micro_batch_size", MK_VAL },
-    { "global-batch-size", "model.global_batch_size", MK_VAL },
-    { "rampup-batch-size", NULL, MK_VAL },
-    { "train-iters", NULL, MK_VAL },
-    { "train-samples", NULL, MK_VAL },
-    { "tensor-model-parallel-size", "model.tensor_model_parallel_size", MK_VAL },
-    { "pipeline-model-parallel-size", "model.pipeline_model_parallel_size", MK_VAL },
-    { "num-layers-per-virtual-pipeline-stage", NULL, MK_VAL },
-    { "num-virtual-stages-per-pipeline-rank", "model.virtual_pipeline_model_parallel_size",
-      MK_VAL },
-    { "decoder-first-pipeline-num-layers", NULL, MK_VAL },
-    { "decoder-last-pipeline-num-layers", NULL, MK_VAL },
-    { "pipeline-model-parallel-layout", NULL, MK_VAL },
-    { "account-for-embedding-in-pipeline-split", NULL, MK_FLAG },
-    { "account-for-loss-in-pipeline-split", NULL, MK_FLAG },
-    { "context-parallel-size", "model.context_parallel_size", MK_VAL },
-    { "cp-comm-type", NULL, MK_VAL },
-    { "sequence-parallel", "model.sequence_parallel", MK_FLAG },
-    { "tp-comm-overlap", NULL, MK_FLAG },
-    { "use-distributed-optimizer", NULL, MK_FLAG },
-    { "overlap-grad-reduce", NULL, MK_FLAG },
-    { "overlap-param-gather", NULL, MK_FLAG },
-    { "ddp-bucket-size", NULL, MK_VAL },
-    { "bf16", NULL, MK_FLAG },
-    { "fp16", NULL, MK_FLAG },
-    { "precision", "trainer.precision", MK_VAL },
-    { "grad-reduce-in-bf16", NULL, MK_FLAG },
-    { "accumulate-allreduce-grads-in-fp32", NULL, MK_FLAG },
-    { "fp8-format", NULL, MK_VAL },
-    { "fp8-recipe", NULL, MK_VAL },
-    { "fp8-param-gather", NULL, MK_FLAG },
-    { "transformer-impl", NULL, MK_VAL },
-    { "use-flash-attn", "model.use_flash_attention", MK_FLAG },
-    { "attention-backend", NULL, MK_VAL },
-    { "recompute-activations", NULL, MK_FLAG },
-    { "recompute-granularity", "model.activations_checkpoint_granularity", MK_VAL },
-    { "recompute-method", "model.activations_checkpoint_method", MK_VAL },
-    { "recompute-num-layers", "model.activations_checkpoint_num_layers", MK_VAL },
-    { "recompute-modules", NULL, MK_VAL },
-    { "no-gradient-accumulation-fusion", NULL, MK_FLAG },
-    { "gradient-accumulation-fusion", "model.gradient_accumulation_fusion", MK_VAL },
-    { "cross-entropy-loss-fusion", NULL, MK_FLAG },
-    { "num-experts", NULL, MK_VAL },
-    { "moe-router-topk", NULL, MK_VAL },
-    { "moe-ffn-hidden-size", NULL, MK_VAL },
-    { "moe-shared-expert-intermediate-size", NULL, MK_VAL },
-    { "moe-layer-freq", NULL, MK_VAL },
-    { "moe-expert-capacity-factor", NULL, MK_VAL },
-    { "expert-model-parallel-size", NULL, MK_VAL },
-    { "expert-tensor-parallel-size", NULL, MK_VAL },
-    { "moe-grouped-gemm", NULL, MK_FLAG },
-    { "moe-token-dispatcher-type", NULL, MK_VAL },
-    { "multi-latent-attention", NULL, MK_FLAG },
-    { "q-lora-rank", NULL, MK_VAL },
-    { "kv-lora-rank", NULL, MK_VAL },
-    { "mtp-num-layers", NULL, MK_VAL },
-    { "qk-layernorm", NULL, MK_FLAG },
-    { "optimizer", NULL, MK_VAL },
-    { "use-precision-aware-optimizer", NULL, MK_FLAG },
-    { "optimizer-cpu-offload", NULL, MK_FLAG },
-    { "use-torch-fsdp2", NULL, MK_FLAG },
-    { "devices", "trainer.devices", MK_VAL },
-    { "num-nodes", "trainer.num_nodes", MK_VAL },
-    { "megatron-amp-O2", "model.megatron_amp_O2", MK_VAL },
-};
-
-/* Flags with no effect on step memory or time (data, logging, checkpoints, LR schedule). */
-static const char *const free_flags[] = {
-    "data-path",
-    "split",
-    "lr",
-    "min-lr",
-    "lr-decay-style",
-    "lr-warmup-iters",
-    "lr-warmup-fraction",
-    "lr-warmup-samples",
-    "lr-decay-iters",
-    "lr-decay-samples",
-    "weight-decay",
-    "clip-grad",
-    "adam-beta1",
-    "adam-beta2",
-    "adam-eps",
-    "init-method-std",
-    "save",
-    "load",
-    "save-interval",
-    "eval-interval",
-    "eval-iters",
-    "log-interval",
-    "tensorboard-dir",
-    "seed",
-    "num-workers",
-    "distributed-backend",
-    "tokenizer-model",
-    "vocab-file",
-    "merge-file",
-    "data-cache-path",
-    "no-mmap-bin-files",
-    "log-throughput",
-    "log-params-norm",
-    "log-num-zeros-in-grad",
-    "log-timers-to-tensorboard",
-    "log-validation-ppl-to-tensorboard",
-    "wandb-project",
-    "wandb-exp-name",
-    "wandb-save-dir",
-    "exit-interval",
-    "exit-duration-in-mins",
-    "timing-log-level",
-    "distributed-timeout-minutes",
-    "no-load-optim",
-    "no-load-rng",
-    "finetune",
-    "use-mcore-models",
-    "use-checkpoint-args",
-    "ckpt-format",
-    "no-create-attention-mask-in-dataloader",
-    "manual-gc",
-    "manual-gc-interval",
-    "tensorboard-log-interval",
-    "log-memory-to-tensorboard",
-    "use-dist-ckpt",
-    "dist-ckpt-format",
-    "async-save",
-    "rotary-base",
-    "rotary-percent",
-    "rope-scaling-factor",
-    "use-rope-scaling",
-    "norm-epsilon",
-    "layernorm-epsilon",
-    "apply-layernorm-1p",
-    "no-masked-softmax-fusion",
-    "no-bias-gelu-fusion",
-    "no-bias-swiglu-fusion",
-    "no-bias-dropout-fusion",
-    "no-rope-fusion",
-    "bias-dropout-fusion",
-    "attention-softmax-in-fp32",
-    "reset-position-ids",
-    "reset-attention-mask",
-    "eod-mask-loss",
-    "no-async-tensor-model-parallel-allreduce",
-    "hysteresis",
-    "loss-scale",
-    "initial-loss-scale",
-    "min-loss-scale",
-    "loss-scale-window",
-    "train-data-path",
-    "valid-data-path",
-    "test-data-path",
-    "mock-data",
-    "overlap-p2p-communication",
-    "defer-embedding-wgrad-compute",
-    "microbatch-group-size-per-virtual-pipeline-stage",
-    "tp-comm-overlap-cfg",
-};
-
-struct opt {
-    const struct meg_flag *f;
-    const struct yt_node *key, *val;
-};
-
-struct meg {
-    struct imp *im;
-    const struct imp_file *file;
-    struct opt opts[ARRAY_LEN(flags)];
-    int launcher_gpus;
-    const struct yt_node *launcher_at;
-};
-
-static struct opt *opt(struct meg *m, const char *name)
+/* Flag `name` as given, or NULL when absent. */
+static struct meg_opt *opt(struct meg *m, const char *name)
 {
-    for (size_t i = 0; i < ARRAY_LEN(flags); i++)
-        if (strcmp(flags[i].name, name) == 0)
-            return m->opts[i].key ? &m->opts[i] : NULL;
-    return NULL;
+    int i = meg_flag_index(name);
+
+    return i >= 0 && m->opts[i].key ? &m->opts[i] : NULL;
 }
 
 static bool on(struct meg *m, const char *name)
 {
-    struct opt *o = opt(m, name);
+    struct meg_opt *o = opt(m, name);
 
     return o &&
            (!o->val || imp_is(o->val, "true") || imp_is(o->val, "True") || imp_is(o->val, "1"));
@@ -239,7 +32,7 @@ static bool on(struct meg *m, const char *name)
 
 static const char *from(struct meg *m, const char *name)
 {
-    struct opt *o = opt(m, name);
+    struct meg_opt *o = opt(m, name);
 
     return o ? imp_fmt(m->im, "%s %s", imp_at(m->im, o->key), o->key->text) : "";
 }
@@ -247,7 +40,7 @@ static const char *from(struct meg *m, const char *name)
 /* An integer flag, or `deflt` (-1: required, with `why`). */
 static int int_opt(struct meg *m, const char *name, long long deflt, long long *out)
 {
-    struct opt *o = opt(m, name);
+    struct meg_opt *o = opt(m, name);
 
     if (!o || !o->val) {
         if (deflt < 0)
@@ -261,117 +54,10 @@ static int int_opt(struct meg *m, const char *name, long long deflt, long long *
 
 static int num_opt(struct meg *m, const char *name, double deflt, double *out)
 {
-    struct opt *o = opt(m, name);
+    struct meg_opt *o = opt(m, name);
 
     *out = deflt;
     return o && o->val ? imp_num(m->im, o->val, out) : 0;
-}
-
-/* ---- reading the words ---------------------------------------------------------------------- */
-
-static const struct meg_flag *find(const char *name, size_t len, bool nemo)
-{
-    for (size_t i = 0; i < ARRAY_LEN(flags); i++) {
-        const char *n = nemo ? flags[i].nemo : flags[i].name;
-        if (n && strlen(n) == len && strncmp(n, name, len) == 0)
-            return &flags[i];
-    }
-    return NULL;
-}
-
-static bool is_free(const char *name, size_t len)
-{
-    for (size_t i = 0; i < ARRAY_LEN(free_flags); i++)
-        if (strlen(free_flags[i]) == len && strncmp(free_flags[i], name, len) == 0)
-            return true;
-    return false;
-}
-
-/* A flag simtrain does not know: a misspelling of one it knows is refused, else listed. */
-static int unknown(struct meg *m, const struct yt_node *w, const char *name, size_t len)
-{
-    const char *cands[ARRAY_LEN(flags)], *near;
-    char buf[96];
-
-    for (size_t i = 0; i < ARRAY_LEN(flags); i++)
-        cands[i] = flags[i].name;
-    snprintf(buf, sizeof(buf), "%.*s", (int)len, name);
-    near = diag_did_you_mean(buf, cands, ARRAY_LEN(flags));
-    if (near)
-        return imp_error(m->im, w,
-                         "unknown flag '--%s' (did you mean '--%s'?; Megatron's "
-                         "argparse takes no abbreviations)",
-                         buf, near);
-    imp_note(m->im, FATE_DROPPED, w, "--%s: not a flag simtrain's Megatron reader knows", buf);
-    return 0;
-}
-
-/* The launcher before the script: torchrun's --nproc_per_node and --nnodes. */
-static size_t launcher(struct meg *m, const struct meg_args *a)
-{
-    size_t script = a->n;
-    long long per = 0, nodes = 1;
-
-    for (size_t i = 0; i < a->n && script == a->n; i++) {
-        size_t l = a->w[i]->len;
-        if (l > 3 && strcmp(a->w[i]->text + l - 3, ".py") == 0)
-            script = i;
-    }
-    if (script == a->n)
-        return 0;
-    for (size_t i = 0; i + 1 < script; i++) {
-        if (strcmp(a->w[i]->text, "--nproc_per_node") == 0 ||
-            strcmp(a->w[i]->text, "--nproc-per-node") == 0)
-            imp_int(m->im, a->w[i + 1], 1, 1 << 20, &per);
-        if (strcmp(a->w[i]->text, "--nnodes") == 0)
-            imp_int(m->im, a->w[i + 1], 1, 1 << 20, &nodes);
-    }
-    if (per > 0) {
-        m->launcher_gpus = (int)(per * nodes);
-        m->launcher_at = a->w[0];
-    }
-    return script + 1;
-}
-
-static int read_words(struct meg *m, const struct meg_args *a)
-{
-    for (size_t i = launcher(m, a); i < a->n; i++) {
-        const struct yt_node *w = a->w[i];
-        const char *t = w->text, *eq = strchr(t, '=');
-        bool dash = strncmp(t, "--", 2) == 0;
-        const char *name = dash ? t + 2 : t;
-        size_t len = eq ? (size_t)(eq - name) : strlen(name);
-        const struct meg_flag *f = find(name, len, !dash);
-        const struct yt_node *val = NULL;
-
-        if (!dash && !eq)
-            return imp_error(m->im, w, "'%s' is neither a --flag nor a NeMo key=value", t);
-        if (!f) {
-            if ((dash && is_free(name, len)) || !dash) {
-                imp_note(m->im, dash ? FATE_IGNORED : FATE_DROPPED, w, "%.*s: %s", (int)len, name,
-                         dash ? "data, logging, checkpoints or schedule (no step cost)"
-                              : "a NeMo key simtrain's reader does not know");
-                if (dash && !eq && i + 1 < a->n && strncmp(a->w[i + 1]->text, "--", 2) != 0)
-                    i++; /* its value */
-                continue;
-            }
-            if (unknown(m, w, name, len))
-                return -1;
-            if (!eq && i + 1 < a->n && strncmp(a->w[i + 1]->text, "--", 2) != 0)
-                i++;
-            continue;
-        }
-        if (eq) {
-            val = yt_new_scalar(&m->im->a, w->src, eq + 1, strlen(eq + 1),
-                                w->off + (size_t)(eq + 1 - t), w->end);
-        } else if (f->kind == MK_VAL) {
-            if (i + 1 >= a->n)
-                return imp_error(m->im, w, "--%s needs a value", f->name);
-            val = a->w[++i];
-        }
-        m->opts[f - flags] = (struct opt){ f, w, val }; /* argparse keeps the last */
-    }
-    return 0;
 }
 
 /* ---- refusals --------------------------------------------------------------------------- */
@@ -407,7 +93,7 @@ static void put_w(struct meg *m, const char *key, const char *comment, long long
 static int vocab(struct meg *m, long long tp)
 {
     long long v, div = 128, padded;
-    struct opt *pv = opt(m, "padded-vocab-size"), *vs = opt(m, "vocab-size");
+    struct meg_opt *pv = opt(m, "padded-vocab-size"), *vs = opt(m, "vocab-size");
     bool null_tok =
         opt(m, "tokenizer-type") && imp_is(opt(m, "tokenizer-type")->val, "NullTokenizer");
 
@@ -474,7 +160,7 @@ static int shape(struct meg *m, long long *h, long long *heads)
 
 static int layer_kind(struct meg *m)
 {
-    struct opt *pe = opt(m, "position-embedding-type"), *nm = opt(m, "normalization");
+    struct meg_opt *pe = opt(m, "position-embedding-type"), *nm = opt(m, "normalization");
     const char *p = pe ? imp_str(pe->val) : on(m, "use-rotary-position-embeddings") ? "rope" : NULL;
     const char *n = nm ? imp_str(nm->val) : NULL;
     bool bias = !on(m, "disable-bias-linear"), tied = !on(m, "untie-embeddings-and-output-weights");
@@ -672,7 +358,7 @@ static int gpus(struct meg *m)
 
 static int precision(struct meg *m)
 {
-    struct opt *np = opt(m, "precision");
+    struct meg_opt *np = opt(m, "precision");
     const char *p = on(m, "bf16") ? "bf16" : on(m, "fp16") ? "fp16" : "fp32", *why;
     bool fp32grad;
 
@@ -740,7 +426,7 @@ static int batch(struct meg *m)
 
 static int recompute(struct meg *m)
 {
-    struct opt *g = opt(m, "recompute-granularity"), *me = opt(m, "recompute-method");
+    struct meg_opt *g = opt(m, "recompute-granularity"), *me = opt(m, "recompute-method");
     long long n = 0;
     const char *gran = g ? imp_str(g->val) : on(m, "recompute-activations") ? "selective" : NULL;
 
@@ -780,7 +466,7 @@ static int recompute(struct meg *m)
 
 static int rest(struct meg *m)
 {
-    struct opt *ab = opt(m, "attention-backend"), *o = opt(m, "optimizer");
+    struct meg_opt *ab = opt(m, "attention-backend"), *o = opt(m, "optimizer");
     long long bucket;
     bool unfused = ab && imp_is(ab->val, "unfused");
 
@@ -844,7 +530,7 @@ int imp_megatron(struct imp *im)
 
     m.file = imp_read_text(im, im->rq->files[0], "Megatron-LM arguments");
     memset(&a, 0, sizeof(a));
-    rc = !m.file || meg_words(im, m.file, &a) || read_words(&m, &a) || refusals(&m) ||
+    rc = !m.file || meg_words(im, m.file, &a) || meg_read_flags(&m, &a) || refusals(&m) ||
                  int_opt(&m, "tensor-model-parallel-size", 1, &tp) || workload(&m, tp) ||
                  gpus(&m) || degrees(&m, &tp) || precision(&m) || batch(&m) || recompute(&m) ||
                  rest(&m)
