@@ -375,7 +375,7 @@ static double stage0_act_per_mb(const struct scenario *s, double *bwd_transient)
 /*
  * The memory peak of stage 0 holds p micro-batches of activations under 1F1B (KOR22 §4.2.3),
  * all m under GPipe, and p * v + p - 1 chunks, i.e. 1 + (p - 1) / (p v) times 1F1B's, when
- * interleaved; at the peak the first backward's MLP gradients (workload.c bwd_transient) are
+ * interleaved; at the peak the first backward's MLP gradients (workload_layer.c bwd_transient) are
  * alive too.
  */
 static void test_pipeline_in_flight_activations(void **state)

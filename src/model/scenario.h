@@ -46,7 +46,7 @@ enum recompute {
     RC_FULL       /* checkpoint layer inputs, recompute whole layers */
 };
 
-/* What `recompute: selective` recomputes (training.selective_policy; workload.c, rules.c). */
+/* What `recompute: selective` recomputes (training.selective_policy; workload_layer.c, rules.c). */
 enum selective_policy {
     SEL_ATTN_CORE,     /* Megatron: the attention core (KOR22 §5) */
     SEL_TORCHTITAN_OP, /* torchtitan's op save list: matmuls but every 2nd, SDPA, reduce-scatter */

@@ -37,8 +37,8 @@
  *   stay frozen in 16 bits: no weight gradients (unless PEFT's modules_to_save
  *   trains a copy of them). LoRA on an LLM.int8 base (lora_int8) quantizes each
  *   base GEMM's input and runs it at the int8 peak, dequantizing the weight
- *   for the input gradient (int8_op()); DoRA adds the weight norm per forward
- *   and two saved outputs per adapted projection (dora()).
+ *   for the input gradient (wl_int8_op()); DoRA adds the weight norm per forward
+ *   and two saved outputs per adapted projection (dora(), workload_lora.c).
  * - Bias gradients: a projection with a bias reduces its output gradient over
  *   the tokens in backward (Megatron ColumnParallelLinear grad_output.sum(0)).
  * - The loss: fp32-upcast logits (Megatron's vocab-parallel cross-entropy as
@@ -58,8 +58,12 @@
  *   tensor before the out-projection. LayerNorm (a fused ATen kernel) and
  *   GeLU save the same in both.
  *
- * Files: workload.c (the operators of a layer, the embedding and the head, and their costs),
- * workload_params.c (parameter and model-FLOP counts of the whole model).
+ * Files: workload.c (the embedding and the head, and the operator primitives: GEMMs,
+ * projections, memory-bound passes, norms), workload_layer.c (a layer's attention and MLP
+ * operators, its parameters and recompute figures), workload_lora.c (LoRA and DoRA adapters,
+ * frozen and quantized base projections), workload_params.c (parameter and model-FLOP counts
+ * of the whole model), workload_host.c (the host time that issues a layer); workload_internal.h
+ * holds what the first three share.
  */
 #ifndef SIMTRAIN_WORKLOAD_H
 #define SIMTRAIN_WORKLOAD_H

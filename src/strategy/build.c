@@ -125,7 +125,7 @@ static void make_units(struct build *b, const int *part)
                 const struct model *m = &s->model;
                 double mats = workload_mlp_matrices(m), f = m->moe.ffn_hidden;
                 double each = (mats * m->hidden * f + (m->bias ? (mats - 1) * f : 0)) / s->par.tp +
-                              (m->bias ? m->hidden : 0); /* as workload.c layer_params() */
+                              (m->bias ? m->hidden : 0); /* as workload_layer.c layer_params() */
                 expert = each * ((double)m->moe.experts / s->par.ep);
             }
             add_unit(b, UNIT_LAYER, layer, c, moe, workload_is_windowed(s, layer), total, expert);
@@ -359,7 +359,7 @@ static int unit_layer_backward(struct build *b, int ui, int mb, int prev, int mo
         t = c;
     }
     t = layer_backward(b, ui, mb, mode == BWD_FULL ? 0 : 1, t, dep, &first, &last);
-    /* The MLP backward's activation gradients live through this pass (workload.c). */
+    /* The MLP backward's activation gradients live through this pass (workload_layer.c). */
     if (lc->bwd_transient > 0) {
         task_mem_start(&p->tasks[first], MC_ACT, bytes_i64(lc->bwd_transient));
         strategy_mark_modules(b, first, false, mods->transient, 1);

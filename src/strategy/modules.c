@@ -14,7 +14,7 @@ int strategy_op_module(const struct op *o, bool layer)
     if (o->kind == OP_EMBED)
         return MM_EMBED;
     if (o->kind == OP_MEM && o->seg == SEG_PRE)
-        return MM_NORM; /* the norm before a block's first projection (workload.c norm_op) */
+        return MM_NORM; /* the norm before a block's first projection (workload.c wl_norm_op) */
     if (!layer)
         return MM_HEAD;
     return o->part == PART_ATTN ? MM_ATTN : MM_MLP;

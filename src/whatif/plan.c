@@ -566,7 +566,7 @@ static void simulate(struct search *se, struct plan_cand *c, FILE *progress)
 /*
  * Whether selective recompute changes nothing for this model: the attention
  * core it would recompute is fused (FlashAttention recomputes it internally),
- * so time and saved activations equal recompute none (workload.c).
+ * so time and saved activations equal recompute none (workload_layer.c).
  */
 static bool selective_noop(const struct scenario *base)
 {
