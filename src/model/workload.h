@@ -37,7 +37,7 @@
  *   stay frozen in 16 bits: no weight gradients (unless PEFT's modules_to_save
  *   trains a copy of them). LoRA on an LLM.int8 base (lora_int8) quantizes each
  *   base GEMM's input and runs it at the int8 peak, dequantizing the weight
- *   for the input gradient (wl_int8_op()); DoRA adds the weight norm per forward
+ *   for the input gradient (workload_lora.c); DoRA adds the weight norm per forward
  *   and two saved outputs per adapted projection (dora(), workload_lora.c).
  * - Bias gradients: a projection with a bias reduces its output gradient over
  *   the tokens in backward (Megatron ColumnParallelLinear grad_output.sum(0)).
