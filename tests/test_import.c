@@ -329,6 +329,36 @@ static void test_import_strict_order(void **state)
     free(yml);
 }
 
+/* The optimizer's name says how transformers builds the AdamW step (training.optimizer_impl):
+ * adamw_torch the foreach default, adamw_torch_fused fused, adamw_hf a loop per parameter. */
+static void test_import_axolotl_optimizer_impl(void **state)
+{
+    static const char *const want[][2] = { { "adamw_torch", "foreach" },
+                                           { "adamw_torch_fused", "fused" },
+                                           { "adamw_hf", "for_loop" } };
+    char dir[] = "/tmp/simtrain-import-XXXXXX", *yml, *text, *diag = NULL, body[160], line[80];
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    for (size_t i = 0; i < ARRAY_LEN(want); i++) {
+        snprintf(body, sizeof(body), "base_model: org/model\nsequence_len: 1024\noptimizer: %s\n",
+                 want[i][0]);
+        yml = scratch(dir, "o.yml", body);
+        text = import(IMPORT_AXOLOTL, yml, "dgx-h100", 1, HF("meta-llama--Meta-Llama-3.1-8B"),
+                      false, &diag);
+        if (!text)
+            fail_msg("%s", diag);
+        snprintf(line, sizeof(line), "  optimizer_impl: %s ", want[i][1]);
+        assert_non_null(strstr(text, line));
+        free(text);
+        free(diag);
+        diag = NULL;
+        remove(yml);
+        free(yml);
+    }
+    rmdir(dir);
+}
+
 /* --set writes its value over the source's, naming both; a hardware key stays the loader's. */
 static void test_import_set_over_sources(void **state)
 {
@@ -381,6 +411,7 @@ int main(void)
         cmocka_unit_test(test_import_json_reader),
         cmocka_unit_test(test_import_axolotl_yaml_and_deepspeed_path),
         cmocka_unit_test(test_import_strict_order),
+        cmocka_unit_test(test_import_axolotl_optimizer_impl),
         cmocka_unit_test(test_import_set_over_sources),
     };
 

@@ -456,20 +456,23 @@ static int adapter(struct ax *a)
 
 /* ---- optimizer ---------------------------------------------------------------------------- */
 
-static const char *const optimizers[][3] = {
-    /* Axolotl / transformers name, simtrain optimizer, paged | approx */
-    { "adamw_torch", "adamw", "" },
-    { "adamw_torch_fused", "adamw", "" },
-    { "adamw_apex_fused", "adamw", "" },
-    { "adamw_hf", "adamw", "" },
-    { "adamw_bnb_8bit", "adam8bit", "" },
-    { "adamw_8bit", "adam8bit", "" },
-    { "adamw_torch_8bit", "adam8bit", "approx" },
-    { "paged_adamw_32bit", "adamw", "paged" },
-    { "paged_adamw_8bit", "adam8bit", "paged" },
-    { "paged_adamw", "adamw", "paged" },
-    { "sgd", "sgd", "" },
-    { "adafactor", "adafactor", "" },
+static const char *const optimizers[][4] = {
+    /* Axolotl / transformers name, simtrain optimizer, paged | approx, training.optimizer_impl
+     * (transformers trainer.py get_optimizer_cls_and_kwargs: adamw_torch is torch.optim.AdamW
+     * with its foreach default, adamw_torch_fused passes fused=True, adamw_hf is
+     * transformers' own AdamW, a loop over the parameters) */
+    { "adamw_torch", "adamw", "", "foreach" },
+    { "adamw_torch_fused", "adamw", "", "fused" },
+    { "adamw_apex_fused", "adamw", "", "fused" },
+    { "adamw_hf", "adamw", "", "for_loop" },
+    { "adamw_bnb_8bit", "adam8bit", "", "" },
+    { "adamw_8bit", "adam8bit", "", "" },
+    { "adamw_torch_8bit", "adam8bit", "approx", "" },
+    { "paged_adamw_32bit", "adamw", "paged", "" },
+    { "paged_adamw_8bit", "adam8bit", "paged", "" },
+    { "paged_adamw", "adamw", "paged", "" },
+    { "sgd", "sgd", "", "" },
+    { "adafactor", "adafactor", "", "" },
 };
 
 static int optimizer(struct ax *a)
@@ -486,6 +489,10 @@ static int optimizer(struct ax *a)
         imp_put(a->im, "training.optimizer", a->optimizer,
                 o ? imp_fmt(a->im, "%s %s", ax_from(a, "optimizer"), name)
                   : "optimizer absent: adamw_torch_fused (utils/schemas/training.py:122-125)");
+        if (optimizers[i][3][0])
+            imp_put(a->im, "training.optimizer_impl", optimizers[i][3],
+                    imp_fmt(a->im, "%s %s: how transformers builds it",
+                            o ? ax_from(a, "optimizer") : "optimizer absent:", name));
         if (a->paged)
             imp_put(
                 a->im, "training.paged_optimizer", "true",
