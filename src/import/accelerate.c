@@ -50,78 +50,59 @@ static const char *from(struct acc *c, const char *block, const struct yt_node *
                    kn ? kn->text : "");
 }
 
-/* The ClusterConfig fields (commands/config/config_args.py:75-232). */
-static const char *const cluster_fields[] = {
-    "compute_environment",
-    "distributed_type",
-    "mixed_precision",
-    "use_cpu",
-    "debug",
-    "num_processes",
-    "machine_rank",
-    "num_machines",
-    "gpu_ids",
-    "main_process_ip",
-    "main_process_port",
-    "rdzv_backend",
-    "same_network",
-    "main_training_function",
-    "enable_cpu_affinity",
-    "fp8_config",
-    "deepspeed_config",
-    "fsdp_config",
-    "parallelism_config",
-    "megatron_lm_config",
-    "mpirun_config",
-    "downcast_bf16",
-    "tpu_name",
-    "tpu_zone",
-    "tpu_use_cluster",
-    "tpu_use_sudo",
-    "command_file",
-    "commands",
-    "tpu_vm",
-    "tpu_env",
-    "dynamo_config",
+/* The ClusterConfig fields (commands/config/config_args.py:75-232), and whether the field is
+ * launcher plumbing that costs nothing (listed as ignored). */
+static const struct {
+    const char *name;
+    bool plumbing;
+} cluster_fields[] = {
+    { "compute_environment", true },
+    { "distributed_type", false },
+    { "mixed_precision", false },
+    { "use_cpu", false },
+    { "debug", true },
+    { "num_processes", false },
+    { "machine_rank", true },
+    { "num_machines", false },
+    { "gpu_ids", true },
+    { "main_process_ip", true },
+    { "main_process_port", true },
+    { "rdzv_backend", true },
+    { "same_network", true },
+    { "main_training_function", true },
+    { "enable_cpu_affinity", true },
+    { "fp8_config", false },
+    { "deepspeed_config", false },
+    { "fsdp_config", false },
+    { "parallelism_config", false },
+    { "megatron_lm_config", false },
+    { "mpirun_config", true },
+    { "downcast_bf16", true },
+    { "tpu_name", true },
+    { "tpu_zone", true },
+    { "tpu_use_cluster", true },
+    { "tpu_use_sudo", true },
+    { "command_file", true },
+    { "commands", true },
+    { "tpu_vm", true },
+    { "tpu_env", true },
+    { "dynamo_config", false },
 };
 
 static int check_keys(struct acc *c)
 {
-    static const char *const plumbing[] = {
-        "compute_environment",
-        "debug",
-        "machine_rank",
-        "gpu_ids",
-        "main_process_ip",
-        "main_process_port",
-        "rdzv_backend",
-        "same_network",
-        "main_training_function",
-        "enable_cpu_affinity",
-        "mpirun_config",
-        "downcast_bf16",
-        "tpu_name",
-        "tpu_zone",
-        "tpu_use_cluster",
-        "tpu_use_sudo",
-        "command_file",
-        "commands",
-        "tpu_vm",
-        "tpu_env",
-    };
     for (size_t i = 0; i < c->root->count; i++) {
         const struct yt_node *k = c->root->pairs[i].key;
-        bool known = false, plumb = false;
-        for (size_t j = 0; j < ARRAY_LEN(cluster_fields) && !known; j++)
-            known = strcmp(k->text, cluster_fields[j]) == 0;
-        for (size_t j = 0; j < ARRAY_LEN(plumbing) && !plumb; j++)
-            plumb = strcmp(k->text, plumbing[j]) == 0;
-        if (!known)
+        size_t j = 0;
+
+        while (j < ARRAY_LEN(cluster_fields) && strcmp(k->text, cluster_fields[j].name) != 0)
+            j++;
+        if (j == ARRAY_LEN(cluster_fields))
             return imp_error(c->im, k,
                              "'%s' is not an accelerate config key (accelerate refuses unknown "
                              "keys: commands/config/config_args.py:154-159)",
                              k->text);
-        if (plumb)
+        if (cluster_fields[j].plumbing)
             imp_note(c->im, FATE_IGNORED, k, "%s: launcher plumbing", k->text);
     }
     return 0;

@@ -2,8 +2,8 @@
  * axolotl_internal.h - the state of one Axolotl import, shared by axolotl.c (model, batch,
  * precision, attention, adapters, optimizer, checkpointing) and axolotl_dist.c (DDP, FSDP,
  * DeepSpeed, tensor / context / expert parallelism, kernels and plugins, the key table).
- * Sources: axolotl-ai-cloud/axolotl at 067b021c8b87 (the corpus commit), src/axolotl/...;
- * research for issue 16, mapping-axolotl.md. Private to src/import/.
+ * Sources: axolotl-ai-cloud/axolotl at 067b021c8b87 (the corpus commit), src/axolotl/...,
+ * cited by file and line where used. Private to src/import/.
  */
 #ifndef SIMTRAIN_IMPORT_AXOLOTL_INTERNAL_H
 #define SIMTRAIN_IMPORT_AXOLOTL_INTERNAL_H

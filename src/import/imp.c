@@ -22,24 +22,34 @@ static void print_parse_error(FILE *diag, const struct yt_error *e)
         diag_note(diag, e->note_mark, "%s", e->note);
 }
 
-struct imp_file *imp_read(struct imp *im, const char *path, const char *role, bool json)
+/* The text of one more input file (heap), or NULL with the error reported. */
+static char *read_input(struct imp *im, const char *path, const char *role, size_t *len)
 {
-    struct imp_file *f;
-    struct yt_error err;
     const char *why;
-    size_t len;
     char *text;
 
     if (im->nfiles >= IMP_MAX_FILES) {
         imp_error(im, NULL, "more than %d files in one import", IMP_MAX_FILES);
         return NULL;
     }
-    text = cfg_read_file(path, &len, &why);
+    text = cfg_read_file(path, len, &why);
     if (!text) {
         fprintf(im->diag, "error: cannot read %s '%s': %s\n", role, path, why);
         im->errors++;
-        return NULL;
     }
+    return text;
+}
+
+struct imp_file *imp_read(struct imp *im, const char *path, const char *role, bool json)
+{
+    struct imp_file *f;
+    struct yt_error err;
+    size_t len;
+    char *text;
+
+    text = read_input(im, path, role, &len);
+    if (!text)
+        return NULL;
     f = &im->files[im->nfiles];
     f->path = arena_strdup(&im->a, path);
     f->role = role;
@@ -66,20 +76,12 @@ struct imp_file *imp_read(struct imp *im, const char *path, const char *role, bo
 struct imp_file *imp_read_text(struct imp *im, const char *path, const char *role)
 {
     struct imp_file *f;
-    const char *why;
     size_t len;
     char *text, *copy;
 
-    if (im->nfiles >= IMP_MAX_FILES) {
-        imp_error(im, NULL, "more than %d files in one import", IMP_MAX_FILES);
+    text = read_input(im, path, role, &len);
+    if (!text)
         return NULL;
-    }
-    text = cfg_read_file(path, &len, &why);
-    if (!text) {
-        fprintf(im->diag, "error: cannot read %s '%s': %s\n", role, path, why);
-        im->errors++;
-        return NULL;
-    }
     f = &im->files[im->nfiles++];
     f->path = arena_strdup(&im->a, path);
     f->role = role;
@@ -91,18 +93,31 @@ struct imp_file *imp_read_text(struct imp *im, const char *path, const char *rol
     return f;
 }
 
+/* vsnprintf into the import's arena. */
+static char *vfmt(struct imp *im, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+
+static char *vfmt(struct imp *im, const char *fmt, va_list ap)
+{
+    va_list again;
+    char *s;
+    int n;
+
+    va_copy(again, ap);
+    n = vsnprintf(NULL, 0, fmt, ap);
+    s = arena_alloc(&im->a, (size_t)(n > 0 ? n : 0) + 1);
+    vsnprintf(s, (size_t)(n > 0 ? n : 0) + 1, fmt, again);
+    va_end(again);
+    return s;
+}
+
 char *imp_fmt(struct imp *im, const char *fmt, ...)
 {
     va_list ap;
     char *s;
-    int n;
 
     va_start(ap, fmt);
-    n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    s = arena_alloc(&im->a, (size_t)(n > 0 ? n : 0) + 1);
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)(n > 0 ? n : 0) + 1, fmt, ap);
+    s = vfmt(im, fmt, ap);
     va_end(ap);
     return s;
 }
@@ -134,14 +149,9 @@ void imp_note(struct imp *im, enum imp_fate fate, const struct yt_node *n, const
 {
     va_list ap;
     char *text;
-    int len;
 
     va_start(ap, fmt);
-    len = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    text = arena_alloc(&im->a, (size_t)(len > 0 ? len : 0) + 1);
-    va_start(ap, fmt);
-    vsnprintf(text, (size_t)(len > 0 ? len : 0) + 1, fmt, ap);
+    text = vfmt(im, fmt, ap);
     va_end(ap);
     grow_array((void **)&im->notes, &im->ncap, im->nnotes + 1, sizeof(*im->notes));
     im->notes[im->nnotes++] = (struct imp_note){ fate, n, text };

@@ -80,15 +80,19 @@ static void kernels_of(const struct scenario *s, const struct op *o, bool bwd, i
     }
 }
 
+/* Weight matrices of one layer part (Hugging Face code keeps q, k, v apart). */
+static int part_matrices(const struct scenario *s, int part)
+{
+    return part == PART_ATTN ? (scenario_model_code(s) == CODE_HF ? 4 : 2)
+                             : (s->model.act == ACT_SWIGLU ? 3 : 2);
+}
+
 /* Parameter tensors of one layer part, as FSDP1's use_orig_params sees them. */
 static int param_tensors(const struct scenario *s, int part)
 {
     const struct model *m = &s->model;
-    int norm = m->norm == NORM_LAYERNORM ? 2 : 1;
-    int mats = part == PART_ATTN ? (scenario_model_code(s) == CODE_HF ? 4 : 2)
-                                 : (m->act == ACT_SWIGLU ? 3 : 2);
 
-    return norm + mats * (m->bias ? 2 : 1);
+    return (m->norm == NORM_LAYERNORM ? 2 : 1) + part_matrices(s, part) * (m->bias ? 2 : 1);
 }
 
 /* Collectives a part issues: tensor parallel (two with sequence parallelism), expert a2a. */
@@ -175,13 +179,17 @@ void workload_host_bound(const struct scenario *s, struct layer_cost *lc)
 #define OPT_LOOP_KERNELS 9  /* AdamW one op at a time: memory.c memory_optimizer_traffic() */
 #define MTA_TENSORS      48 /* multi_tensor_apply.cuh depth_to_max_tensors[3] (4 lists) */
 
-/* Parameter tensors of the model's layers on one pipeline stage, and the embedding tensors. */
-static int stage_param_tensors(const struct scenario *s)
+/*
+ * Parameter tensors on one pipeline stage (its layers', and the embedding tensors), and how
+ * many of them are weight matrices (the layers' and the embedding; biases and norms are small).
+ */
+static int stage_param_tensors(const struct scenario *s, int *matrices)
 {
     const struct model *m = &s->model;
     int pp = s->par.pp > 0 ? s->par.pp : 1;
     int layers = (m->layers + pp - 1) / pp;
 
+    *matrices = layers * (part_matrices(s, PART_ATTN) + part_matrices(s, PART_MLP)) + 1;
     return layers * (param_tensors(s, PART_ATTN) + param_tensors(s, PART_MLP)) + 2 +
            (m->pos == POS_LEARNED) + !m->tied_embeddings;
 }
@@ -191,10 +199,11 @@ sim_time workload_optimizer_time(const struct scenario *s, double params, double
     const struct efficiency *e = &s->hw.eff;
     sim_time gpu = cost_membound(&s->hw.gpu, e, params * bytes_per_param);
     double hk = (double)e->host_kernel, n, mats, per_mat, t;
+    int nmat;
 
     if (s->train.optimizer != OPT_ADAMW || s->train.optimizer_impl == OPT_IMPL_FUSED || gpu <= 0)
         return gpu;
-    n = stage_param_tensors(s);
+    n = stage_param_tensors(s, &nmat);
     if (s->train.optimizer_impl == OPT_IMPL_FOREACH) {
         double launches = (OPT_LOOP_KERNELS + 1) * ceil(n / MTA_TENSORS);
         t = fmax((double)gpu + launches * (double)e->launch, launches * hk);
@@ -205,15 +214,7 @@ sim_time workload_optimizer_time(const struct scenario *s, double params, double
      * biases' updates are launch-bound; each tensor takes the longer of its launches and its
      * kernels.
      */
-    {
-        const struct model *m = &s->model;
-        int pp = s->par.pp > 0 ? s->par.pp : 1, norms = m->norm == NORM_LAYERNORM ? 4 : 2;
-        int per_layer = param_tensors(s, PART_ATTN) + param_tensors(s, PART_MLP) - norms;
-
-        /* a layer's weight matrices (its biases, like its norms, are small), the embedding */
-        mats = (double)((m->layers + pp - 1) / pp) * per_layer / (m->bias ? 2 : 1) + 1;
-        mats = mats > n ? n : mats;
-    }
+    mats = nmat < n ? nmat : n;
     per_mat = ((double)gpu - (double)e->launch) / mats;
     t = mats * fmax(OPT_LOOP_KERNELS * hk, OPT_LOOP_KERNELS * (double)e->launch + per_mat) +
         (n - mats) * OPT_LOOP_KERNELS * fmax(hk, (double)e->launch);
