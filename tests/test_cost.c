@@ -225,12 +225,83 @@ static void test_cost_fused_softmax_causal_reads_half(void **state)
                 2);
 }
 
+/*
+ * Past the figures' 16k, the rates follow the B200 SDPA series (cudnn-frontend @cb560b9,
+ * causal hd 128): FlashAttention-2 3.5/(1/408.739 + 2.5/335.402) at 64k over the same at 16k
+ * (394.495, 319.979), on Hopper as on Ampere; cuDNN its own series (-1.5 % at 128k); flat past
+ * 128k. On Blackwell FA2 keeps Hopper's relative rates and cuDNN runs at 2.1x Hopper's cuDNN
+ * over 1.03x Hopper's FA2 (the B200 / H100 ratios at 8k and 16k).
+ */
+static void test_cost_attention_long_and_blackwell(void **state)
+{
+    double fa2_64 = 3.5 / (1 / 408.739 + 2.5 / 335.402),
+           fa2_16 = 3.5 / (1 / 394.495 + 2.5 / 319.979);
+    double cu_128 = 3.5 / (1 / 1355.418 + 2.5 / 1047.843),
+           cu_16 = 3.5 / (1 / 1332.415 + 2.5 / 1074.776);
+    double bw_fa2 = (3.5 / (1 / 373.392 + 2.5 / 298.867) / 308 + fa2_16 / 328) / 2;
+    double bw_cu =
+        (3.5 / (1 / 1171.278 + 2.5 / 942.509) / (308.0 * 529 / 333) + cu_16 / (328.0 * 539 / 335)) /
+        2;
+
+    (void)state;
+    for (int a = 0; a < 2; a++) {
+        enum gpu_arch arch = a ? ARCH_HOPPER : ARCH_AMPERE;
+        assert_true(fabs(attn_rel_rate(arch, ATTN_IMPL_CUDA, 128, true, 65536) /
+                             attn_rel_rate(arch, ATTN_IMPL_CUDA, 128, true, 16384) -
+                         fa2_64 / fa2_16) < 1e-12);
+    }
+    assert_true(fabs(attn_rel_rate(ARCH_HOPPER, ATTN_IMPL_CUDNN, 64, false, 131072) /
+                         attn_rel_rate(ARCH_HOPPER, ATTN_IMPL_CUDNN, 64, false, 16384) -
+                     cu_128 / cu_16) < 1e-12);
+    assert_true(fabs(attn_rel_rate(ARCH_HOPPER, ATTN_IMPL_TRITON, 128, true, 1 << 20) -
+                     attn_rel_rate(ARCH_HOPPER, ATTN_IMPL_TRITON, 128, true, 131072)) < 1e-15);
+    assert_true(fabs(attn_rel_rate(ARCH_BLACKWELL, ATTN_IMPL_CUDA, 128, true, 4096) -
+                     attn_rel_rate(ARCH_HOPPER, ATTN_IMPL_CUDA, 128, true, 4096)) < 1e-12);
+    assert_true(fabs(attn_rel_rate(ARCH_BLACKWELL, ATTN_IMPL_CUDNN, 128, true, 4096) /
+                         attn_rel_rate(ARCH_HOPPER, ATTN_IMPL_CUDNN, 128, true, 4096) -
+                     bw_cu / bw_fa2) < 1e-12);
+    assert_true(bw_fa2 > 1.02 && bw_fa2 < 1.04 && bw_cu > 2.0 && bw_cu < 2.2);
+}
+
+/*
+ * Attention runs at the sustained clock, as GEMMs: the same part capped to a lower clock (the
+ * 500 W Grand Teton H100 holds 1523 MHz where the 700 W DGX part holds 1775) takes 1775/1523
+ * times as long on a compute-bound flash-attention kernel; a part without the clock model
+ * keeps the datasheet peak.
+ */
+static void test_cost_attention_at_sustained_clock(void **state)
+{
+    struct gpu_spec g;
+    struct efficiency e;
+    struct attn_shape sh = { 128, 8192, true };
+    sim_time fast, slow, plain;
+
+    (void)state;
+    toy_gpu(&g, &e);
+    e.attn_flash = 0.35;
+    plain = cost_flash_attention(&g, &e, DT_BF16, ATTN_IMPL_CUDA, &sh, 1e13, 1e6);
+    assert_true(llabs(plain - ns_from_s(1e13 / (300e12 * 0.35 *
+                                                attn_rel_rate(g.arch, ATTN_IMPL_CUDA, 128, true,
+                                                              8192)))) <= 2);
+    g.arch = ARCH_HOPPER;
+    g.tensor_cores = 528;
+    g.tc_flop_clk[DT_BF16] = 1024;
+    g.clock_sust_Hz[DT_BF16] = 1775e6;
+    fast = cost_flash_attention(&g, &e, DT_BF16, ATTN_IMPL_CUDA, &sh, 1e13, 1e6);
+    g.clock_sust_Hz[DT_BF16] = 1523e6;
+    slow = cost_flash_attention(&g, &e, DT_BF16, ATTN_IMPL_CUDA, &sh, 1e13, 1e6);
+    assert_true(fabs((double)slow / (double)fast - 1775.0 / 1523) < 1e-6);
+    assert_true(fabs(cost_attn_peak(&g, DT_BF16, 0) - 528 * 1024 * 1523e6) < 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cost_gemm_a100_microbench),
         cmocka_unit_test(test_cost_gemm_peak_from_clocks),
         cmocka_unit_test(test_cost_attention_published_rates),
+        cmocka_unit_test(test_cost_attention_long_and_blackwell),
+        cmocka_unit_test(test_cost_attention_at_sustained_clock),
         cmocka_unit_test(test_cost_triton_backward_extra),
         cmocka_unit_test(test_cost_fused_softmax_fa1_megatron),
         cmocka_unit_test(test_cost_fused_softmax_causal_reads_half),

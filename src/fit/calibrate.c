@@ -54,10 +54,16 @@ static double flash_rel(const struct hardware *hw, const struct measurement *m)
     return attn_rel_rate(hw->gpu.arch, ATTN_IMPL_CUDA, m->head_dim, m->causal, m->seq);
 }
 
+/* The peak an attention row's efficiency is a fraction of: at the SM clock it logged, else at
+ * the sustained clock (cost_attn_peak()), as the GEMM rows. */
+static double attn_peak(const struct hardware *hw, const struct measurement *m)
+{
+    return cost_attn_peak(&hw->gpu, m->dtype, hw->gpu.tensor_cores > 0 ? m->clock_Hz : 0);
+}
+
 double calib_predict_rate(const struct hardware *hw, const struct efficiency *eff,
                           const struct measurement *m)
 {
-    double peak = cost_peak_flops(&hw->gpu, m->dtype);
     double bw = hw->gpu.mem_bw_Bps * eff->mem_bw;
     const struct coll_calib *c;
     double x;
@@ -71,9 +77,9 @@ double calib_predict_rate(const struct hardware *hw, const struct efficiency *ef
     case MEAS_GEMM_BEST:
         return cost_gemm_peak_at(&hw->gpu, m->dtype, clock) * cost_gemm_eff(eff, m->dtype);
     case MEAS_ATTN_FLASH:
-        return peak * eff->attn_flash * flash_rel(hw, m);
+        return attn_peak(hw, m) * eff->attn_flash * flash_rel(hw, m);
     case MEAS_ATTN_STD:
-        return peak * eff->attn_standard;
+        return attn_peak(hw, m) * eff->attn_standard;
     case MEAS_MEMBOUND:
         if (m->bytes > 0)
             return m->bytes / (eff->launch / NS_PER_S + m->bytes / bw);
@@ -157,9 +163,12 @@ static double rel_mean(const double *f, int n)
     return s2 > 0 ? s1 / s2 : 0;
 }
 
-static void fit_attention(const struct hardware *hw, const struct meas_set *ms,
+/* Attention's efficiencies are fractions of the peak at the clocks this calibration fitted. */
+static void fit_attention(const struct hardware *hw_in, const struct meas_set *ms,
                           struct calib_result *r)
 {
+    struct hardware fitted = *hw_in;
+    const struct hardware *hw = &fitted;
     const struct measurement **rows;
     int n = calib_collect(ms, is_attn, &rows);
     double *f = xmalloc((size_t)(n ? n : 1) * sizeof(*f)), *pred;
@@ -167,13 +176,17 @@ static void fit_attention(const struct hardware *hw, const struct meas_set *ms,
     double *target[2] = { &r->eff.attn_flash, &r->eff.attn_standard };
     const unsigned bit[2] = { CAL_ATTN_FLASH, CAL_ATTN_STANDARD };
 
+    for (int d = 0; d < DT_COUNT; d++)
+        if (r->clock_sust_Hz[d] > 0)
+            fitted.gpu.clock_sust_Hz[d] = r->clock_sust_Hz[d];
+
     for (int k = 0; k < 2; k++) {
         int m = 0;
 
         for (int i = 0; i < n; i++)
             if (rows[i]->kind == kinds[k])
-                f[m++] = rows[i]->rate / cost_peak_flops(&hw->gpu, rows[i]->dtype) /
-                         (k == 0 ? flash_rel(hw, rows[i]) : 1);
+                f[m++] =
+                    rows[i]->rate / attn_peak(hw, rows[i]) / (k == 0 ? flash_rel(hw, rows[i]) : 1);
         if (m) {
             *target[k] = rel_mean(f, m);
             r->fitted |= bit[k];
@@ -181,9 +194,9 @@ static void fit_attention(const struct hardware *hw, const struct meas_set *ms,
     }
     pred = f;
     for (int i = 0; i < n; i++)
-        pred[i] = cost_peak_flops(&hw->gpu, rows[i]->dtype) *
-                  (rows[i]->kind == MEAS_ATTN_FLASH ? r->eff.attn_flash * flash_rel(hw, rows[i])
-                                                    : r->eff.attn_standard);
+        pred[i] = attn_peak(hw, rows[i]) * (rows[i]->kind == MEAS_ATTN_FLASH
+                                                ? r->eff.attn_flash * flash_rel(hw, rows[i])
+                                                : r->eff.attn_standard);
     calib_quality_of(rows, pred, n, &r->q_attn);
     snprintf(r->q_attn.note, sizeof(r->q_attn.note), "%s",
              n ? "achieved FLOP/s / peak (fused: FA2 at the reference shape), relative LS"

@@ -66,6 +66,11 @@ double cost_gemm_peak(const struct gpu_spec *gpu, enum dtype dt)
     return cost_gemm_peak_at(gpu, dt, 0);
 }
 
+double cost_attn_peak(const struct gpu_spec *gpu, enum dtype dt, double clock_Hz)
+{
+    return cost_gemm_peak_at(gpu, dt, clock_Hz);
+}
+
 double cost_gemm_clock(const struct gpu_spec *gpu, enum dtype dt)
 {
     int d = clock_dtype(gpu, dt);
@@ -122,10 +127,15 @@ sim_time cost_membound(const struct gpu_spec *gpu, const struct efficiency *eff,
     return time_add(eff->launch, ns_from_s(bytes / (gpu->mem_bw_Bps * eff->mem_bw)));
 }
 
+/*
+ * Attention's tensor-core work runs at the clock the part holds under load, as GEMMs do: the
+ * efficiencies are fractions of cost_attn_peak() (calibrate fits them the same way, at the
+ * clock a measurement logged or else at the sustained clock).
+ */
 static sim_time attention_time(const struct gpu_spec *gpu, const struct efficiency *eff,
                                enum dtype dt, double frac, double flops, double bytes)
 {
-    double peak = cost_peak_flops(gpu, dt);
+    double peak = cost_attn_peak(gpu, dt, 0);
     double t_math, t_mem;
 
     if (flops <= 0)

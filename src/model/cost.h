@@ -29,7 +29,8 @@
  *
  * Memory-bound kernels: t = launch + bytes / (mem_bw_Bps * eff.mem_bw)
  * (roofline, formulas.md §6.1, §6.4). Attention: FLOPs / (peak * attn_*), fused
- * attention with the published rate of its kernels at its shape (attn_table.h).
+ * attention with the published rate of its kernels at its shape (attn_table.h), its peak at
+ * the sustained clock like the GEMMs' (cost_attn_peak()).
  * All functions are pure and return nanoseconds.
  */
 #ifndef SIMTRAIN_COST_H
@@ -82,7 +83,7 @@ struct attn_shape {
 
 /*
  * Fused attention run by kernels `impl` doing `flops` (as executed: half the s^2 work when
- * causal) with `bytes` of I/O: FLOPs / (peak[dt] x attn_flash x attn_rel_rate()), where
+ * causal) with `bytes` of I/O: FLOPs / (cost_attn_peak() x attn_flash x attn_rel_rate()), where
  * attn_flash is FlashAttention-2's efficiency at the reference shape and the published
  * per-shape rates of each implementation set the rest (attn_table.c), at least the memory
  * roofline, plus the launch.
@@ -119,6 +120,14 @@ double cost_gemm_peak(const struct gpu_spec *gpu, enum dtype dt);
 
 /* The same at SM clock `clock_Hz` (0: the sustained clock); the datasheet peak without a model. */
 double cost_gemm_peak_at(const struct gpu_spec *gpu, enum dtype dt, double clock_Hz);
+
+/*
+ * The peak fused and unfused attention efficiencies are fractions of: the tensor-core peak of
+ * `dt` at SM clock `clock_Hz` (0: the sustained clock of `dt`, FP8 attention at FP8's), as
+ * cost_gemm_peak_at(); the datasheet peak without the clock model. A power-capped part
+ * (hardware/grand-teton-h100.yaml) slows attention as much as its GEMMs. FLOP/s.
+ */
+double cost_attn_peak(const struct gpu_spec *gpu, enum dtype dt, double clock_Hz);
 
 /* The sustained SM clock that prices `dt`'s GEMMs, Hz; 0 without the clock model. */
 double cost_gemm_clock(const struct gpu_spec *gpu, enum dtype dt);
