@@ -151,7 +151,7 @@ static long stream(const struct sweep *sw, int k, int n, char **csv, char **json
 static void test_sweep_stream_matches_whole_sweep(void **state)
 {
     static const char *const zero3[] = { "parallelism.sharding=zero3",
-                                         "hardware.gpu.memory=2.85 GiB", NULL };
+                                         "hardware.gpu.memory=2.9 GiB", NULL };
     static const struct {
         const char *const *sets;
         const char *varies[3];
@@ -194,7 +194,7 @@ static void test_sweep_stream_matches_whole_sweep(void **state)
 static void test_sweep_stream_base_found_ahead(void **state)
 {
     static const char *const zero3[] = { "parallelism.sharding=zero3",
-                                         "hardware.gpu.memory=2.85 GiB", NULL };
+                                         "hardware.gpu.memory=2.9 GiB", NULL };
     const char *varies[] = { "cluster.nodes=1,2,4", NULL };
     struct case_sweep c;
     char *csv, *json;

@@ -236,12 +236,61 @@ static void test_workload_swiglu_and_eager_modules(void **state)
     assert_rel(find_op(&a, "swiglu")->saved, 2 * T * f * 2, 1e-12);
     assert_rel(find_op(&e, "swiglu")->saved, 3 * T * f * 2, 1e-12);
     assert_rel(find_op(&a, "attn_norm")->saved, T * h * 2 + T * 4, 1e-12);
-    assert_rel(find_op(&e, "attn_norm")->saved, T * h * 4 + T * 4, 1e-12);
+    /* the fp32 input and, for the weight's gradient, the bf16 normalised tensor */
+    assert_rel(find_op(&e, "attn_norm")->saved, T * h * (4 + 2) + T * 4, 1e-12);
     /* eager: the out-proj input is a contiguous copy of O, saved besides FlashAttention's O */
     assert_rel(find_op(&e, "flash_attention")->saved - find_op(&a, "flash_attention")->saved,
                T * h * 2, 1e-12);
-    /* durations do not depend on what is saved */
+    /* compiled, the eager modules run the fused kernels and save what they save */
+    eager.train.compile = true;
+    layer_of(&eager, &e);
     assert_true(a.fwd[PART_MLP] == e.fwd[PART_MLP]);
+    assert_rel(find_op(&e, "swiglu")->saved, 2 * T * f * 2, 1e-12);
+    assert_rel(find_op(&e, "attn_norm")->saved, T * h * 2 + T * 4, 1e-12);
+}
+
+/*
+ * Eager element-wise chains without torch.compile, op by op (workload.c wl_rmsnorm_chain(),
+ * workload_layer.c rope_op(), mlp_ops()): RMSNorm 6 kernels moving 36 B per element forward
+ * and 13 moving 92 B backward at bf16; RoPE 20 B each way in 6 kernels (q and k); SwiGLU's
+ * silu and mul 10 B forward, 18 B backward per f element. GQA adds the K/V repeat copies and
+ * the core saves the repeated K and V. Compiled they are single fused passes; with
+ * rmsnorm_impl fused only the norm is.
+ */
+static void test_workload_eager_chains_unfused(void **state)
+{
+    double T = 2048, f = 14336, h = 4096, q = 4096, kv = 1024;
+    struct scenario s;
+    struct layer_cost e, c, n;
+    const struct efficiency *eff;
+    const struct gpu_spec *g;
+    sim_time t;
+
+    (void)state;
+    llama(&s, 4096, 32, 8, 14336, 1, 2048, 1, FW_PYTORCH);
+    g = &s.hw.gpu;
+    eff = &s.hw.eff;
+    layer_of(&s, &e);
+    t = 6 * cost_membound(g, eff, 36 * T * h / 6);
+    assert_true(find_op(&e, "attn_norm")->t_fwd == t);
+    assert_true(find_op(&e, "attn_norm")->t_dgrad == 13 * cost_membound(g, eff, 92 * T * h / 13));
+    assert_int_equal(find_op(&e, "attn_norm")->extra_kernels_bwd, 12);
+    assert_true(find_op(&e, "rope")->t_fwd == 6 * cost_membound(g, eff, 20 * T * (q + kv) / 6));
+    assert_true(find_op(&e, "swiglu")->t_dgrad == 3 * cost_membound(g, eff, 18 * T * f / 3));
+    assert_true(find_op(&e, "repeat_kv")->t_fwd == 2 * cost_membound(g, eff, 4 * T * (q + kv) / 2));
+    assert_rel(find_op(&e, "flash_attention")->saved, 2 * T * (3 * q) + 4 * T * 32 + 2 * T * q,
+               1e-12);
+    s.train.compile = true;
+    layer_of(&s, &c);
+    assert_true(find_op(&c, "attn_norm")->t_fwd == cost_membound(g, eff, 4 * T * h));
+    assert_true(find_op(&c, "rope")->t_fwd == cost_membound(g, eff, 4 * T * (q + kv)));
+    assert_true(has_op(&c, "repeat_kv"));
+    assert_true(c.fwd[PART_MLP] < e.fwd[PART_MLP] && c.dgrad[PART_ATTN] < e.dgrad[PART_ATTN]);
+    s.train.compile = false;
+    s.train.rmsnorm_impl = RMSNORM_FUSED;
+    layer_of(&s, &n);
+    assert_true(find_op(&n, "attn_norm")->t_fwd == find_op(&c, "attn_norm")->t_fwd);
+    assert_true(find_op(&n, "rope")->t_fwd == find_op(&e, "rope")->t_fwd);
 }
 
 /*
@@ -838,6 +887,7 @@ int main(void)
         cmocka_unit_test(test_workload_flash_removes_quadratic_terms),
         cmocka_unit_test(test_workload_gqa_shrinks_kv),
         cmocka_unit_test(test_workload_swiglu_and_eager_modules),
+        cmocka_unit_test(test_workload_eager_chains_unfused),
         cmocka_unit_test(test_workload_eager_matches_hf_copies),
         cmocka_unit_test(test_workload_model_code),
         cmocka_unit_test(test_workload_mlp_backward_transient),

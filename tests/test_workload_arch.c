@@ -381,7 +381,8 @@ static void test_arch_window_in_the_step(void **state)
 
 /*
  * Qwen3's q_norm / k_norm: one RMSNorm pass over q and k per layer; under Hugging Face's eager
- * RMSNorm it keeps the fp32 input and an fp32 rstd per head and token, T (a + kv) (4 d + 4).
+ * RMSNorm it keeps the fp32 input, the bf16 normalised tensor its trained weight's gradient
+ * needs and an fp32 rstd per head and token, T (a + kv) (6 d + 4).
  */
 static void test_arch_qk_norm_saves_fp32_input(void **state)
 {
@@ -398,7 +399,7 @@ static void test_arch_qk_norm_saves_fp32_input(void **state)
     s.model.qk_norm = true;
     workload_layer(&s, &sh, false, &lc);
     o = find_op(&lc, "qk_norm");
-    assert_true(same(o->saved, T * (32 + 8) * (4 * d + 4)));
+    assert_true(same(o->saved, T * (32 + 8) * (6 * d + 4)));
     assert_true(same(lc.act[RC_NONE], plain.act[RC_NONE] + o->saved));
     assert_true(same(lc.params[PART_ATTN], plain.params[PART_ATTN] + 2 * d));
     assert_false(has_op(&plain, "qk_norm"));

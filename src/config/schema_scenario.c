@@ -86,6 +86,11 @@ static const struct enum_name model_code_names[] = {
     { "hf", CODE_HF },     { "litgpt", CODE_LITGPT },
     { NULL, 0 },
 };
+static const struct enum_name rmsnorm_impl_names[] = {
+    { "python", RMSNORM_PYTHON },
+    { "fused", RMSNORM_FUSED },
+    { NULL, 0 },
+};
 static const struct enum_name cross_entropy_names[] = {
     { "fp32", CE_FP32 },
     { "fused", CE_FUSED },
@@ -236,7 +241,11 @@ static const struct field training_rows[] = {
     { BOOL("fp8_filter_small", struct training, fp8_filter_small, "false"),
       .doc = "torchao auto_filter_small_kn: linears too small to gain stay BF16" },
     { BOOL("compile", struct training, compile, "false"),
-      .doc = "torch.compile: FP8 casts fused into their producers, fewer kernel launches" },
+      .doc = "torch.compile: element-wise chains (norms, RoPE, gated activations) and FP8 casts "
+             "fused into single kernels, fewer kernel launches" },
+    { ENUM("rmsnorm_impl", struct training, rmsnorm_impl, rmsnorm_impl_names, "python"),
+      .doc = "eager code's RMSNorm without compile: python (its tensor ops, a kernel each) or "
+             "fused (one kernel: torch >= 2.9 nn.RMSNorm)" },
     { ENUM("model_code", struct training, model_code, model_code_names, "auto"),
       .doc = "whose modules: auto, megatron (fused), hf (Transformers + PEFT), litgpt" },
     { ENUM("finetune", struct training, finetune, finetune_names, "full"),

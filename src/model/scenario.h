@@ -87,6 +87,17 @@ enum cross_entropy {
     CE_FUSED /* one fused kernel on the 16-bit logits (flash_attn cross_entropy) */
 };
 
+/*
+ * How eager (non-Megatron) model code runs RMSNorm without torch.compile (training.rmsnorm_impl;
+ * workload.c wl_norm_op()): as the module's tensor ops, one kernel each (Transformers'
+ * LlamaRMSNorm, torchtitan's RMSNorm class, torch's composite nn.RMSNorm before 2.9), or one
+ * fused kernel (torch >= 2.9 nn.RMSNorm, Liger, apex).
+ */
+enum rmsnorm_impl {
+    RMSNORM_PYTHON,
+    RMSNORM_FUSED
+};
+
 /* Whose model code runs the layers (training.model_code; workload.c, memory.c). */
 enum model_code {
     CODE_AUTO,     /* megatron for Megatron-LM; hf for adapters under DeepSpeed; else litgpt */
@@ -162,9 +173,10 @@ struct training {
     enum attn_impl attention_impl; /* kernels of fused attention */
     enum cross_entropy cross_entropy;
     enum model_code model_code;
-    enum fp8_recipe fp8_recipe; /* FP8 linears under precision fp8 (te_delayed by default) */
-    bool fp8_filter_small;      /* torchao auto_filter_small_kn: small linears stay BF16 */
-    bool compile;               /* torch.compile: casts and element-wise ops fused */
+    enum fp8_recipe fp8_recipe;     /* FP8 linears under precision fp8 (te_delayed by default) */
+    bool fp8_filter_small;          /* torchao auto_filter_small_kn: small linears stay BF16 */
+    bool compile;                   /* torch.compile: casts and element-wise ops fused */
+    enum rmsnorm_impl rmsnorm_impl; /* eager RMSNorm: op by op or one fused kernel */
     enum finetune finetune;
     struct lora_spec lora;
     enum offload offload;

@@ -87,6 +87,21 @@ void wl_membound(const struct ctx *c, struct op *o, double bytes, double saved)
     o->saved = saved;
 }
 
+void wl_chain(const struct ctx *c, struct op *o, double elems, double fwd, int kf, double bwd,
+              int kb)
+{
+    o->bytes = fwd * elems;
+    o->t_fwd = 0;
+    o->t_dgrad = 0;
+    /* each kernel of the chain is its own launch and pass */
+    for (int i = 0; i < kf; i++)
+        o->t_fwd = time_add(o->t_fwd, cost_membound(c->gpu, c->eff, fwd * elems / kf));
+    for (int i = 0; i < kb; i++)
+        o->t_dgrad = time_add(o->t_dgrad, cost_membound(c->gpu, c->eff, bwd * elems / kb));
+    o->extra_kernels_fwd = kf - 1;
+    o->extra_kernels_bwd = kb - 1;
+}
+
 /*
  * The bias gradient of a projection with a bias: a reduction of the output
  * gradient over the tokens, `rows` x `cols` elements read once (Megatron
@@ -135,6 +150,8 @@ void wl_ctx_init(struct ctx *c, const struct scenario *s, const struct shard *sh
     c->quant = c->qlora || c->int8;
     c->targets = c->lora ? s->train.lora.targets : 0;
     c->eager = workload_eager(s);
+    c->unfused = c->eager && !s->train.compile;
+    c->py_norm = c->unfused && s->train.rmsnorm_impl == RMSNORM_PYTHON;
     c->hf = scenario_model_code(s) == CODE_HF;
     c->window = 1;
 }
@@ -201,14 +218,38 @@ void wl_norm_op(const struct ctx *c, struct op *ops, int *n, int max, const char
     double saved = act + c->Tn * norm_stats_bytes(m);
     struct op *o = wl_add_op(ops, n, max, name, OP_MEM, part, SEG_PRE);
 
-    /*
-     * Eager RMSNorm (HF LlamaRMSNorm, LitGPT RMSNorm) upcasts its input to fp32
-     * and keeps that copy for pow and mul; its 16-bit output is the next
-     * projection's input, counted there when that projection keeps it.
-     */
-    if (c->eager && m->norm == NORM_RMSNORM)
-        saved = c->Tn * m->hidden * 4 + c->Tn * norm_stats_bytes(m);
+    if (m->norm == NORM_RMSNORM && c->py_norm) {
+        wl_rmsnorm_chain(c, o, c->Tn * m->hidden);
+        o->saved += c->Tn * norm_stats_bytes(m);
+        return;
+    }
     wl_membound(c, o, 2 * act, saved);
+}
+
+/*
+ * RMSNorm as its tensor ops over `elems` elements (training.rmsnorm_impl python, eager code
+ * without compile): torchtitan's RMSNorm (torchtitan/models/norms.py @9dec370:
+ * `self._norm(x.float()).type_as(x) * self.weight`, _norm = `x * torch.rsqrt(x.pow(2).mean(-1,
+ * keepdim=True) + eps)`), Transformers' LlamaRMSNorm and torch's composite nn.RMSNorm before
+ * 2.9 (aten/src/ATen/native/layer_norm.cpp rms_norm_composite) issue the same kernels, each
+ * reading and writing whole tensors (p bytes per 16-bit element, 4 per fp32 one):
+ *   forward, 6 kernels: float() p+4, pow 8, mean 4, mul by rstd 8, type_as 4+p, mul by the
+ *     weight 2p: 28 + 4p (36 B at bf16; one fused kernel moves 2p);
+ *   backward, autograd's formulas in reverse (tools/autograd/derivatives.yaml), 13 kernels:
+ *     weight mul: grad x weight 2p, grad x input then a sum over tokens 4p; type_as p+4; rstd
+ *     mul: grad x rstd 8, grad x input then a sum over the row 16; mean's expand 4; pow's
+ *     `grad * 2 * x.pow(1)` three kernels 28; the two input gradients added 12; float() 4+p:
+ *     76 + 8p (92 B; fused about 4p).
+ * It keeps the fp32 copy (pow and the rstd mul) and, where the norm's weight trains, the 16-bit
+ * normalised tensor the weight mul needs for the weight's gradient (not under LoRA, whose
+ * norms are frozen): 4 + p per element; rstd per token is added by the caller.
+ */
+void wl_rmsnorm_chain(const struct ctx *c, struct op *o, double elems)
+{
+    double p = c->p;
+
+    wl_chain(c, o, elems, 28 + 4 * p, 6, 76 + 8 * p, 13);
+    o->saved = (4 + (c->lora ? 0 : p)) * elems;
 }
 
 /*

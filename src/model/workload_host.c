@@ -71,11 +71,12 @@ static void kernels_of(const struct scenario *s, const struct op *o, bool bwd, i
         *mem += bwd ? (s->train.attention_impl == ATTN_IMPL_TRITON ? 4 : 2) : 0;
         break;
     default:
-        /* a norm's backward is two kernels (input gradient, weight gradient) */
+        /* a norm's backward is two kernels (input gradient, weight gradient); an element-wise
+         * chain run op by op (wl_chain()) launches its extra kernels too */
         if (!bwd)
-            *mem += 1;
+            *mem += 1 + o->extra_kernels_fwd;
         else if (o->t_dgrad > 0)
-            *mem += o->seg == SEG_PRE ? 2 : 1;
+            *mem += (o->seg == SEG_PRE && !o->extra_kernels_bwd ? 2 : 1) + o->extra_kernels_bwd;
         break;
     }
 }

@@ -31,6 +31,8 @@ struct ctx {
     bool quant;       /* either: bitsandbytes keeps each projection's input for backward */
     unsigned targets; /* enum lora_target bits (0 for full training) */
     bool eager;       /* unfused PyTorch modules (workload_eager()) */
+    bool unfused;     /* eager without torch.compile: element-wise chains run op by op */
+    bool py_norm;     /* unfused and RMSNorm as tensor ops (training.rmsnorm_impl python) */
     bool hf;          /* Hugging Face Transformers + PEFT model code (scenario_model_code()) */
     double window;    /* share of the causal attention pairs a windowed layer computes, <= 1 */
 };
@@ -55,8 +57,18 @@ void wl_proj(const struct ctx *c, struct op *o, double m, double n, double k, do
 /* A memory-bound op moving `bytes` forward, twice that backward. */
 void wl_membound(const struct ctx *c, struct op *o, double bytes, double saved);
 
+/*
+ * An element-wise chain run op by op: `fwd` and `bwd` bytes per element moved by `kf` and `kb`
+ * kernels over `elems` elements (the kernels beyond the first are the op's extra kernels).
+ */
+void wl_chain(const struct ctx *c, struct op *o, double elems, double fwd, int kf, double bwd,
+              int kb);
+
 /* Adds a biased projection's bias-gradient reduction (rows x cols) to its wgrad. */
 void wl_bias_grad(const struct ctx *c, struct op *o, double rows, double cols, bool biased);
+
+/* RMSNorm as its tensor ops over `elems` elements (time, kernels, saved bytes but statistics). */
+void wl_rmsnorm_chain(const struct ctx *c, struct op *o, double elems);
 
 /* A pre-norm over the (SP-sharded) hidden states, appended to ops[0..max). */
 void wl_norm_op(const struct ctx *c, struct op *ops, int *n, int max, const char *name, int part);

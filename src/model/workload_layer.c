@@ -59,7 +59,53 @@ static void qk_norm_op(const struct ctx *c, struct op *ops, int *n, double T, do
     double stats = T * (heads + kvh) * 4;
     struct op *o = wl_add_op(ops, n, MAX_OPS, "qk_norm", OP_MEM, PART_ATTN, SEG_MID);
 
+    if (c->py_norm) {
+        wl_rmsnorm_chain(c, o, elems);
+        o->saved += stats;
+        return;
+    }
     wl_membound(c, o, 2 * elems * c->p, (c->eager ? 4 : c->p) * elems + stats);
+}
+
+/*
+ * Rotary embeddings on the T x (q + kv) query and key elements. Fused (Megatron's kernel, or
+ * one Inductor kernel under torch.compile): read and write each element. Eager code runs it op
+ * by op (torchtitan apply_rotary_emb, torchtitan/models/llama/model.py L87-113 @9dec370: per
+ * tensor `x.float()` p+4, the complex multiply by freqs_cis 8, `type_as` 4+p, three kernels;
+ * its backward the same three in reverse): 16 + 2p bytes per element each way (20 B at bf16).
+ * Transformers' `q * cos + rotate_half(q) * sin` (neg, cat, two muls, add: five kernels) moves
+ * 10p, the same 20 B. Under LitGPT's fused-QKV layout the roped Q and K pin `qkv`
+ * (fused_qkv_pinned()).
+ */
+static void rope_op(const struct ctx *c, struct op *ops, int *n, double q, double kv)
+{
+    double elems = c->T * (q + kv), p = c->p;
+    struct op *o = wl_add_op(ops, n, MAX_OPS, "rope", OP_MEM, PART_ATTN, SEG_MID);
+
+    if (c->unfused)
+        wl_chain(c, o, elems, 16 + 2 * p, 6, 16 + 2 * p, 6);
+    else
+        wl_membound(c, o, 2 * elems * p, 0);
+    o->saved = fused_qkv_pinned(c) ? p * elems : 0;
+}
+
+/*
+ * Grouped-query attention in eager code hands SDPA keys and values repeated to every query
+ * head (torchtitan repeat_kv, torchtitan/models/llama/model.py L116-125 @9dec370, and
+ * models/llama3/model/model.py L143-152 @29624e3: `unsqueeze().expand().reshape()`, a copy;
+ * Transformers' repeat_kv the same; LitGPT expands K and V likewise): each of K and V read at
+ * kv and written at q width, its backward summing the copies back. Under torch.compile the
+ * copies stay (SDPA is an extern kernel that needs them; Inductor folds K's into RoPE, not
+ * modelled). The attention core then saves the repeated K and V (flash_attention's saved).
+ */
+static void repeat_kv_op(const struct ctx *c, struct op *ops, int *n, double q, double kv)
+{
+    struct op *o;
+
+    if (!c->eager || kv >= q)
+        return;
+    o = wl_add_op(ops, n, MAX_OPS, "repeat_kv", OP_MEM, PART_ATTN, SEG_MID);
+    wl_chain(c, o, c->T, 2 * (q + kv) * c->p, 2, 2 * (q + kv) * c->p, 2);
 }
 
 static void residual_op(const struct ctx *c, struct op *ops, int *n, const char *name, int part)
@@ -168,10 +214,9 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
     }
     if (m->qk_norm)
         qk_norm_op(c, ops, n, T, heads, kvh, d);
-    if (m->pos == POS_ROPE) {
-        o = wl_add_op(ops, n, MAX_OPS, "rope", OP_MEM, PART_ATTN, SEG_MID);
-        wl_membound(c, o, 2 * T * (q + kv) * p, fused_qkv_pinned(c) ? p * T * (q + kv) : 0);
-    }
+    if (m->pos == POS_ROPE)
+        rope_op(c, ops, n, q, kv);
+    repeat_kv_op(c, ops, n, q, kv);
     if (c->s->train.attention == ATTN_FLASH) {
         /* Fused kernel: saves Q, K, V and fp32 log-sum-exp; O is saved as the out-proj input. */
         double flops = 4 * b * sq * sk * q * c->window;
@@ -186,7 +231,7 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
         o->t_dgrad = time_add(
             cost_flash_attention(c->gpu, c->eff, c->dt, impl, &shape, 2.5 * o->hw_flops, 2 * io),
             cost_attn_impl_bwd_extra(c->gpu, c->eff, impl, T * q, T * (q + 2 * kv), p));
-        o->saved = p * T * (q + 2 * kv) + 4 * T * heads;
+        o->saved = p * T * (q + 2 * (c->eager && kv < q ? q : kv)) + 4 * T * heads;
         if (c->eager)
             o->saved += p * T * q; /* O; the out-proj input is a contiguous copy of it */
         o->core = false;           /* FlashAttention already recomputes S and P internally */
@@ -307,9 +352,18 @@ static void mlp_ops(const struct ctx *c, bool moe, struct layer_cost *lc)
                   : swiglu            ? "swiglu"
                                       : "gelu",
                   OP_MEM, PART_MLP, SEG_MID);
-    /* fused: gate and up; eager act(gate) * up also keeps act(gate) (HF LlamaMLP, GemmaMLP) */
-    if (swiglu)
-        wl_membound(c, o, 3 * tokens * batch * f * p, (c->eager ? 3 : 2) * tokens * batch * f * p);
+    /*
+     * Fused (Megatron's bias-SwiGLU, one Inductor kernel): read gate and up, write the product;
+     * keeps gate and up. Eager `act(gate) * up` (HF LlamaMLP, GemmaMLP; torchtitan FeedForward
+     * `F.silu(self.w1(x)) * self.w3(x)`, model.py L253 @9dec370) is two kernels, the activation
+     * 2p and the mul 3p per element, and its backward three (the mul's two products 3p each,
+     * silu_backward 3p); it also keeps act(gate).
+     */
+    if (swiglu && c->unfused) {
+        wl_chain(c, o, tokens * batch * f, 5 * p, 2, 9 * p, 3);
+        o->saved = 3 * tokens * batch * f * p;
+    } else if (swiglu)
+        wl_membound(c, o, 3 * tokens * batch * f * p, 2 * tokens * batch * f * p);
     else
         wl_membound(c, o, 2 * tokens * batch * f * p, tokens * batch * f * p);
     o = wl_add_op(ops, n, MAX_OPS, swiglu ? "down_proj" : "fc2", OP_GEMM, PART_MLP, SEG_ROW);
