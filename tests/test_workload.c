@@ -733,6 +733,58 @@ static void test_workload_lora_dropout_keeps_copy_and_mask(void **state)
 }
 
 /*
+ * Context parallelism as the ring runs it (workload_attn.c): on cp = 4 ranks the core is four
+ * kernels on (s/4)^2 / 2 pairs each (one causal at sequence s/4, three not), not one causal
+ * kernel at sequence s, plus the log-sum-exp merges: Transformer Engine's one fused
+ * correction per step (8 + p bytes per output element), PyTorch's _SDPAMerger more (its fp32
+ * passes, partial updates and the ring's buffer copies). The executed FLOPs are the same.
+ */
+static void test_workload_cp_ring_kernels_and_merges(void **state)
+{
+    double s = 32768, T = s / 4, q = 4096, chunk = s / 4, d = 128;
+    struct scenario mega, eager, one;
+    struct layer_cost a, b, c;
+    const struct op *fa, *fe;
+    struct attn_shape causal = { d, chunk, true }, full = { d, chunk, false };
+    const struct gpu_spec *g;
+    const struct efficiency *e;
+    sim_time want;
+
+    (void)state;
+    llama(&mega, 4096, 32, 32, 14336, 2, 32768, 1, FW_MEGATRON);
+    mega.par.cp = 4;
+    mega.par.dp = 1;
+    mega.gpus = 4;
+    eager = mega;
+    eager.par.framework = FW_PYTORCH;
+    layer_of(&mega, &a);
+    layer_of(&eager, &b);
+    fa = find_op(&a, "flash_attention");
+    fe = find_op(&b, "flash_attention");
+    g = &mega.hw.gpu;
+    e = &mega.hw.eff;
+    want = cost_flash_attention(g, e, DT_BF16, ATTN_IMPL_CUDA, &causal, 4 * chunk * chunk / 2 * q,
+                                2 * T * 2 * q / 4);
+    for (int i = 1; i < 4; i++)
+        want = time_add(want, cost_flash_attention(g, e, DT_BF16, ATTN_IMPL_CUDA, &full,
+                                                   4 * chunk * chunk / 2 * q, 2 * T * 2 * q / 4));
+    want = time_add(want, time_mul(cost_membound(g, e, 3 * (8 + 2) * T * q / 3), 3));
+    assert_true(llabs(fa->t_fwd - want) <= 4);
+    assert_rel(fa->hw_flops, 2 * s * s * q / 4, 1e-12);
+    assert_true(fe->t_fwd > fa->t_fwd && fe->t_dgrad > fa->t_dgrad);
+    assert_int_equal(fe->extra_kernels_fwd, 5 * 3 + 2 + 3);
+    /* one rank with the whole sequence: one causal kernel at sequence s */
+    one = mega;
+    one.par.cp = 1;
+    one.train.seq_len = 8192;
+    layer_of(&one, &c);
+    causal.seq = 8192;
+    assert_true(find_op(&c, "flash_attention")->t_fwd ==
+                cost_flash_attention(g, e, DT_BF16, ATTN_IMPL_CUDA, &causal,
+                                     4 * 8192.0 * 8192 / 2 * q, 2 * 8192 * 2 * q));
+}
+
+/*
  * torchtitan's op save list (parallelize_llama.py L213-276 @9dec370) on a Llama layer (h 4096,
  * 32 heads, 8 KV heads, FFN 14336, seq 4096, one sequence): between forward and backward a
  * block keeps its input, wq's, wv's, w1's and w2's outputs (matmuls 1, 3, 5, 7), the flash
@@ -902,6 +954,7 @@ int main(void)
         cmocka_unit_test(test_workload_triton_attention_slower),
         cmocka_unit_test(test_workload_host_bound_small_layers),
         cmocka_unit_test(test_workload_lora_dropout_keeps_copy_and_mask),
+        cmocka_unit_test(test_workload_cp_ring_kernels_and_merges),
         cmocka_unit_test(test_workload_torchtitan_op_sac),
         cmocka_unit_test(test_workload_moe_permutation),
         cmocka_unit_test(test_workload_model_flops_korthikanti),

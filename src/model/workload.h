@@ -47,7 +47,11 @@
  * - Fused attention kernels (training.attention_impl): FlashAttention-2 CUDA, the
  *   Triton FlashAttention of flash_attn_triton.py, FlashAttention-3, cuDNN, each at its
  *   published rate for the layer's head dimension and sequence (attn_table.h); the core
- *   runs in BF16 under FP8 (FP8 recipes convert the linears only).
+ *   runs in BF16 under FP8 (FP8 recipes convert the linears only). Under context
+ *   parallelism the ring's per-chunk kernels and log-sum-exp merges (workload_attn.c).
+ * - Eager element-wise chains (training.compile off): RMSNorm, RoPE and gated activations
+ *   as their tensor ops, a kernel and a pass each (wl_chain(); torch.compile and Megatron's
+ *   fused kernels do each in one), and grouped-query K/V repeated for SDPA.
  * - MoE token permutation and unpermutation (Megatron core moe_utils.py) as
  *   memory-bound passes over the T*k routed copies.
  * - Eager modules (workload_eager()) save more than Megatron's fused kernels
@@ -60,7 +64,8 @@
  *
  * Files: workload.c (the embedding and the head, and the operator primitives: GEMMs,
  * projections, memory-bound passes, norms), workload_layer.c (a layer's attention and MLP
- * operators, its parameters and recompute figures), workload_lora.c (LoRA and DoRA adapters,
+ * operators, its parameters and recompute figures), workload_attn.c (the fused attention core's
+ * durations: one kernel, or context parallelism's per-chunk kernels and merges), workload_lora.c (LoRA and DoRA adapters,
  * frozen and quantized base projections), workload_params.c (parameter and model-FLOP counts
  * of the whole model), workload_host.c (the host time that issues a layer); workload_internal.h
  * holds what the first three share.

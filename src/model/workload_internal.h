@@ -77,6 +77,16 @@ void wl_norm_op(const struct ctx *c, struct op *ops, int *n, int max, const char
 void wl_softcap_op(const struct ctx *c, struct op *ops, int *n, int max, const char *name, int part,
                    double elems, bool core);
 
+/* workload_attn.c */
+
+/*
+ * The fused attention core's forward and backward durations and extra kernels into `o`: `b`
+ * sequences of `s` tokens (the whole sequence) on `cp` context-parallel ranks, `q` query
+ * width per rank, `qkv_elems` the Q, K, V elements the kernels read per rank.
+ */
+void wl_flash_core(const struct ctx *c, struct op *o, double b, double s, int cp, double q,
+                   double qkv_elems);
+
 /* workload_lora.c */
 
 /* A base projection under LoRA: no weight gradient, its input kept only where needed. */

@@ -220,18 +220,16 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
     if (c->s->train.attention == ATTN_FLASH) {
         /* Fused kernel: saves Q, K, V and fp32 log-sum-exp; O is saved as the out-proj input. */
         double flops = 4 * b * sq * sk * q * c->window;
-        double io = p * T * (2 * q + 2 * kv);
+        double kv_in = c->eager && kv < q ? q : kv; /* the K, V the kernels read */
         enum attn_impl impl = c->s->train.attention_impl;
-        struct attn_shape shape = { d, sk, true };
         o = wl_add_op(ops, n, MAX_OPS, "flash_attention", OP_ATTN, PART_ATTN, SEG_CORE);
         o->flops = flops;
         o->hw_flops = flops / 2; /* causal: masked blocks skipped */
-        o->bytes = io;
-        o->t_fwd = cost_flash_attention(c->gpu, c->eff, c->dt, impl, &shape, o->hw_flops, io);
+        o->bytes = p * T * (2 * q + 2 * kv_in);
+        wl_flash_core(c, o, b, sk, sh->cp, q, T * (q + 2 * kv_in));
         o->t_dgrad = time_add(
-            cost_flash_attention(c->gpu, c->eff, c->dt, impl, &shape, 2.5 * o->hw_flops, 2 * io),
-            cost_attn_impl_bwd_extra(c->gpu, c->eff, impl, T * q, T * (q + 2 * kv), p));
-        o->saved = p * T * (q + 2 * (c->eager && kv < q ? q : kv)) + 4 * T * heads;
+            o->t_dgrad, cost_attn_impl_bwd_extra(c->gpu, c->eff, impl, T * q, T * (q + 2 * kv), p));
+        o->saved = p * T * (q + 2 * kv_in) + 4 * T * heads;
         if (c->eager)
             o->saved += p * T * q; /* O; the out-proj input is a contiguous copy of it */
         o->core = false;           /* FlashAttention already recomputes S and P internally */

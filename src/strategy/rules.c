@@ -314,11 +314,16 @@ double rules_pp_send_bytes(const struct scenario *s)
     return act / s->par.tp;
 }
 
-/* K and V of this rank's s/cp tokens, kv_heads/tp heads each (context_parallel.md). */
+/*
+ * K and V of this rank's s/cp tokens, kv_heads/tp heads each (context_parallel.md). Eager code
+ * repeats grouped-query K and V to every query head before SDPA (torchtitan repeat_kv,
+ * model.py L201-202 @9dec370), so PyTorch's context parallelism passes heads/tp of them.
+ */
 double rules_cp_kv_bytes(const struct scenario *s)
 {
     const struct model *m = &s->model;
+    double kvh = workload_eager(s) && m->kv_heads < m->heads ? m->heads : m->kv_heads;
 
-    return 2.0 * s->train.micro_batch * ((double)s->train.seq_len / s->par.cp) *
-           ((double)m->kv_heads / s->par.tp) * m->head_dim * act_bytes(s);
+    return 2.0 * s->train.micro_batch * ((double)s->train.seq_len / s->par.cp) * (kvh / s->par.tp) *
+           m->head_dim * act_bytes(s);
 }
