@@ -560,6 +560,50 @@ static void test_sharding_fsdp2_copy_out(void **state)
 }
 
 /*
+ * FSDP2's other copies (_fsdp_collectives.py @010ae4a): before each all-gather its rank's
+ * shards are cast and copied into the all-gather input on the gather stream (4 + 3 x 2 B per
+ * local element: 1/8 of the unit on 8 ranks); after each backward the gradients are copied
+ * into the reduce-scatter input on the compute stream (chunk_cat, 2 + 2 B per element at a
+ * bf16 reduce), and bf16 and fp32 reductions average in NCCL: no divide kernels.
+ */
+static void test_sharding_fsdp2_copy_in(void **state)
+{
+    struct sim_case v2;
+    const struct prog *p;
+    char label[128];
+    int i, agin = 0, rsin = 0, div = 0;
+    sim_time out = 0, in = 0;
+
+    (void)state;
+    run_case(&v2, "sharding_7b_8gpu", SYMMETRIC, "parallelism.sharding=fsdp", "fsdp.version=2",
+             NULL);
+    p = v2.r.progs[0];
+    for (i = 0; i < p->ntasks; i++) {
+        const struct task *t = &p->tasks[i];
+        if (t->kind != TASK_COMPUTE)
+            continue;
+        prog_label_text(p, t->label, label, sizeof(label));
+        if (strstr(label, "FSDP2 copy-in") && t->stream == ST_DP_GATHER) {
+            agin++;
+            in = t->dur;
+        }
+        if (strstr(label, "FSDP2 copy-out"))
+            out = t->dur;
+        if (strstr(label, "reduce-scatter copy-in") && t->stream == ST_COMPUTE)
+            rsin++;
+        if (t->stream == ST_DP)
+            div++;
+    }
+    assert_int_equal(agin, 2 * 32 + 1);
+    assert_int_equal(rsin, 33);
+    assert_int_equal(div, 0);
+    /* the last copy-in and copy-out are the root's: 10 B per local element against 4 B per
+       unsharded one, 10 / 8 / 4 of the copy-out's bytes (launch aside) */
+    assert_true(in > 0 && out > in);
+    free_case(&v2);
+}
+
+/*
  * FSDP1 assembles each unit's flat gradient (split backward: a cat) on the
  * compute stream, once per unit per micro-batch: 32 blocks + root tasks,
  * each moving 2 x 2 B per trainable element; FSDP2 has none. Before each
@@ -830,6 +874,7 @@ int main(void)
         cmocka_unit_test(test_sharding_fsdp_limiter),
         cmocka_unit_test(test_sharding_fsdp_backward_prefetch),
         cmocka_unit_test(test_sharding_fsdp2_copy_out),
+        cmocka_unit_test(test_sharding_fsdp2_copy_in),
         cmocka_unit_test(test_sharding_fsdp_gradient_passes),
         cmocka_unit_test(test_sharding_fsdp2_under_pipelining),
         cmocka_unit_test(test_sharding_hsdp_less_nic),

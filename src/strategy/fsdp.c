@@ -36,12 +36,19 @@
  * _max_num_inflight_all_gathers = 2), so at most two units are unsharded;
  * without it the all-gathers run ahead as fast as the network allows.
  *
- * FSDP2 (fsdp.version 2): per-parameter sharding, so each all-gather is
- * copied out into the parameters on the compute stream (foreach_all_gather_
- * copy_out, a memory-bound read and write of the unit); forward all-gathers
- * wait for the copy-out two units back (all_gather_state event), backward
- * prefetches one unit ahead after the current copy-out; reshard_after_forward
- * as configured; no CPU rate limiter.
+ * FSDP2 (fsdp.version 2; torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py, read at
+ * 010ae4a): per-parameter sharding, so each all-gather is copied in on its own stream first
+ * (foreach_all_gather: the fp32 shards cast into a flat param_dtype buffer by _foreach_copy_,
+ * then copied into the all-gather input by all_gather_copy_in: 4 + 3 x param_dtype bytes per
+ * local element) and copied out into the parameters on the compute stream
+ * (foreach_all_gather_copy_out's split_with_sizes_copy, a read and write of the unit); its
+ * gradients are copied into the reduce-scatter input at reduce_dtype on the compute stream
+ * (foreach_reduce_scatter_copy_in's chunk_cat runs before the reduce-scatter stream waits for
+ * the current one) and, for fp32 and bf16, averaged by NCCL itself (ReduceOp.AVG,
+ * _get_gradient_divide_factors: no divide kernels); forward all-gathers wait for the copy-out
+ * two units back (all_gather_state event), backward prefetches one unit ahead after the
+ * current copy-out; reshard_after_forward as configured, each resharded unit gathered again
+ * for backward; no CPU rate limiter.
  *
  * Memory on the timeline: an all-gather allocates the unit's unsharded
  * parameters (param_dtype) when it starts, the reshard frees them; the
@@ -234,6 +241,25 @@ static int copy_out(struct build *b, struct fsdp *f, int gi, bool forward)
     return t;
 }
 
+/*
+ * FSDP2: copy this rank's shards into the all-gather input on the gather stream (fp32 shards
+ * cast to param_dtype, then copied in: 4 + 3 x param_dtype bytes per local element; two copies
+ * of fp32 without mixed precision). Returns the copy's task.
+ */
+static int copy_in(struct build *b, struct fsdp *f, int gi, int dep)
+{
+    struct prog *p = b->p;
+    double local = f->g[gi].gather_bytes / f->pbytes / f->shard.size;
+    double per = f->pbytes < 4 ? 4 + 3 * f->pbytes : 2 * f->pbytes;
+    sim_time dur = cost_membound(&b->s->hw.gpu, &b->s->hw.eff, per * local);
+    int t = prog_compute(p, ST_DP_GATHER, TC_COMM_DP, dur,
+                         prog_label(p, "FSDP2 copy-in unit %d", gi), -1);
+
+    if (dep >= 0)
+        prog_dep(p, t, dep);
+    return t;
+}
+
 /* Issue the all-gather of group gi if it is sharded; returns its all-gather task or -1. */
 static int unshard(struct build *b, struct fsdp *f, int gi, bool forward)
 {
@@ -256,6 +282,8 @@ static int unshard(struct build *b, struct fsdp *f, int gi, bool forward)
     if (b->s->train.offload == OFFLOAD_PARAMS)
         h2d = offload_copy(b, true, g->gather_bytes / f->pbytes * 4.0 / f->shard.size, dep,
                            "fp32 shard to device", 0);
+    if (f->version == 2)
+        h2d = copy_in(b, f, gi, h2d >= 0 ? h2d : dep);
     ag = dp_pg_coll(b, &f->shard, ST_DP_GATHER, COLL_ALL_GATHER, g->gather_bytes,
                     "all-gather unit %d", gi, h2d >= 0 ? h2d : dep);
     task_mem_start(&b->p->tasks[ag], MC_GATHERED, bytes_i64(g->gather_bytes));
@@ -379,37 +407,47 @@ static double predivide_factor(int world)
 }
 
 /*
- * The memory-bound work around a unit's reduce-scatter, on the stream that
- * issues it: it delays the reduction, not the computation. FSDP1
- * (_runtime_utils.py _post_backward_hook, default_hooks.py
- * reduce_scatter_hook): the unsharded gradient cast to reduce_dtype when that
- * differs from param_dtype (`flat_param.grad.to(reduce_dtype)`), divided in
- * place by the pre-divide factor, and the shard divided by the post-divide
- * factor after the collective. FSDP2 (_fsdp_collectives.py foreach_reduce):
- * the gradients copied into one reduce-scatter input at reduce_dtype
- * (foreach_reduce_scatter_copy_in), then the same divisions. Returns the task
- * the reduction waits for.
+ * The memory-bound work around a unit's reduce-scatter. FSDP1 (_runtime_utils.py
+ * _post_backward_hook, default_hooks.py reduce_scatter_hook), on the stream that issues the
+ * reduction (it delays the reduction, not the computation): the unsharded gradient cast to
+ * reduce_dtype when that differs from param_dtype (`flat_param.grad.to(reduce_dtype)`),
+ * divided in place by the pre-divide factor, and the shard divided by the post-divide factor
+ * after the collective. FSDP2 (_fsdp_collectives.py foreach_reduce @010ae4a): the gradients
+ * copied into one reduce-scatter input at reduce_dtype on the compute stream (chunk_cat, read
+ * param_dtype, write reduce_dtype), and the divisions only for fp16 (fp32 and bf16 reduce with
+ * NCCL's ReduceOp.AVG). Returns the task the reduction waits for.
  */
 static int pre_reduce(struct build *b, struct fsdp *f, int gi, int dep)
 {
     struct group *g = &f->g[gi];
     struct prog *p = b->p;
     double n = g->grad_elems, shard = n / f->shard.size, bytes = 0;
+    bool v2 = f->version == 2, divides = true;
     sim_time dur;
     int t;
 
     if (n <= 0 || !sharded(f))
         return dep;
-    if (f->version == 2 || f->rbytes > f->pbytes || f->rbytes < f->pbytes)
+    if (v2) {
+        dur = cost_membound(&b->s->hw.gpu, &b->s->hw.eff, n * (f->pbytes + f->rbytes));
+        t = prog_compute(p, ST_COMPUTE, TC_BWD, dur,
+                         prog_label(p, "FSDP2 reduce-scatter copy-in unit %d", gi), -1);
+        if (dep >= 0)
+            prog_dep(p, t, dep);
+        dep = t;
+        divides = b->s->fsdp.reduce_dtype == DT_FP16;
+    } else if (f->rbytes > f->pbytes || f->rbytes < f->pbytes) {
         bytes += n * (f->pbytes + f->rbytes);
-    if (predivide_factor(f->shard.size) > 1)
+    }
+    if (divides && predivide_factor(f->shard.size) > 1)
         bytes += 2 * n * f->rbytes + 2 * shard * f->rbytes;
     if (bytes <= 0)
         return dep;
     dur = cost_membound(&b->s->hw.gpu, &b->s->hw.eff, bytes);
     t = prog_compute(p, ST_DP, TC_COMM_DP, dur,
                      prog_label(p, "FSDP gradient cast/divide unit %d", gi), -1);
-    prog_dep(p, t, dep);
+    if (dep >= 0)
+        prog_dep(p, t, dep);
     return t;
 }
 
