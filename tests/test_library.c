@@ -4,6 +4,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,8 +21,8 @@
 #define DATA(rel) SIMTRAIN_SOURCE_DIR "/" rel
 
 static const char *const hardware_files[] = {
-    "dgx-a100-40g", "dgx-a100-80g",  "dgx-h100",  "dgx-h200",
-    "dgx-b200",     "ws-4x-rtx4090", "l40s-pcie",
+    "dgx-a100-40g",  "dgx-a100-80g", "dgx-h100",         "dgx-h200",      "dgx-b200",
+    "ws-4x-rtx4090", "l40s-pcie",    "grand-teton-h100", "hgx-h100-800g",
 };
 
 /* Load hardware/NAME.yaml, failing the test with the diagnostics on error. */
@@ -73,6 +74,25 @@ static void test_library_dgx_h100_figures(void **state)
     assert_int_equal((long)(hw->gpu.flops[DT_BF16] / 1e12), 989);
     assert_int_equal((long)(hw->gpu.mem_bytes / (1024.0 * 1024.0)), 81559);
     cfg_free_hw(hw);
+}
+
+/*
+ * fms-fsdp's H100 hosts (README @5a296af: "H100 96 GPUs with 800 Gbps"): the DGX H100's GPU and
+ * calibration with two 400 Gb/s NICs per node, 100 Gb/s per GPU, no rails.
+ */
+static void test_library_hgx_800g_network(void **state)
+{
+    (void)state;
+    struct hardware *hw = load_hw("hgx-h100-800g"), *dgx = load_hw("dgx-h100");
+    assert_non_null(hw->calibration);
+    assert_int_equal(hw->net.nics_per_node, 2);
+    assert_true(fabs(hw->net.nics_per_node * hw->net.nic_bw_Bps * 8 / 1e9 - 800) < 1e-6);
+    assert_false(hw->net.rail_optimized);
+    assert_true(fabs(hw->eff.gemm_max - dgx->eff.gemm_max) < 1e-12);
+    assert_true(fabs(hw->eff.attn_flash - dgx->eff.attn_flash) < 1e-12);
+    assert_true(fabs(hw->gpu.clock_sust_Hz[DT_BF16] - dgx->gpu.clock_sust_Hz[DT_BF16]) < 1);
+    cfg_free_hw(hw);
+    cfg_free_hw(dgx);
 }
 
 /* The 4x RTX 4090 workstation has no NVLink, no GPU peer-to-peer and no NICs. */
@@ -165,6 +185,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_library_hardware_loads),
         cmocka_unit_test(test_library_dgx_h100_figures),
+        cmocka_unit_test(test_library_hgx_800g_network),
         cmocka_unit_test(test_library_rtx4090_no_p2p),
         cmocka_unit_test(test_library_workload_params),
         cmocka_unit_test(test_library_scenarios_load),
