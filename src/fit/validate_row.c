@@ -443,7 +443,7 @@ struct profile_entry {
     char *name, *version; /* as the rows spell them */
     struct fw_state fw;   /* valid when ok */
     bool ok;
-    char reason[256];
+    char reason[512];
 };
 
 struct validate_profiles {

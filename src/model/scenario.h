@@ -338,6 +338,9 @@ struct fw_setting {
 struct fw_state {
     const char *name;    /* "other" when no profile was selected */
     const char *version; /* the version that applies */
+    const char *asked;   /* the version string as written; NULL or "" = the current one */
+    const char *reading; /* how `asked` selected `version` ("deepspeed 0.14.4 -> profile
+                            'current' (v0.16.0, ...): ..."), NULL when it names it */
     const char *read;    /* the sources the version was read from */
     const char *note;    /* a caveat about the version, or NULL */
     const struct fw_setting *settings;

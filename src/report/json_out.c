@@ -64,6 +64,10 @@ static void framework_json(cJSON *root, const struct scenario *s)
 
     cJSON_AddStringToObject(o, "name", fw->name ? fw->name : "other");
     cJSON_AddStringToObject(o, "version", fw->version ? fw->version : "");
+    if (fw->asked)
+        cJSON_AddStringToObject(o, "version_asked", fw->asked);
+    if (fw->reading)
+        cJSON_AddStringToObject(o, "version_reading", fw->reading);
     cJSON_AddStringToObject(o, "read", fw->read ? fw->read : "");
     if (fw->note)
         cJSON_AddStringToObject(o, "note", fw->note);

@@ -58,6 +58,8 @@ static void framework_line(FILE *f, const struct scenario *s)
     if (!fw->name || !fw->nsettings) {
         fprintf(f, "  framework  %s%s%s (no profile settings)\n", fw->name ? fw->name : "other",
                 fw->version && *fw->version ? " " : "", fw->version ? fw->version : "");
+        if (fw->reading)
+            fprintf(f, "             framework_version %s\n", fw->reading);
         return;
     }
     fprintf(f, "  framework  %s %s: %d default%s applied", fw->name, fw->version, applied,
@@ -77,6 +79,8 @@ static void framework_line(FILE *f, const struct scenario *s)
         fputc(')', f);
     }
     fputc('\n', f);
+    if (fw->reading)
+        fprintf(f, "             framework_version %s\n", fw->reading);
 }
 
 /* "selective", "selective (torchtitan op save list)", "full (every 2nd block)". */
