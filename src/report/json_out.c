@@ -10,6 +10,7 @@
 
 #include "base/files.h"
 #include "report/report.h"
+#include "model/layout.h"
 #include "model/workload.h"
 
 static cJSON *obj(cJSON *parent, const char *name)
@@ -54,6 +55,8 @@ static void config_json(cJSON *root, const struct scenario *s)
     cJSON_AddBoolToObject(p, "sequence_parallel", s->par.sequence_parallel);
     cJSON_AddStringToObject(p, "schedule", schedule_name(s->par.schedule));
     cJSON_AddStringToObject(p, "sharding", sharding_name(s->par.sharding));
+    if (layout_sharding_reading(s))
+        cJSON_AddStringToObject(p, "sharding_reading", layout_sharding_reading(s));
 }
 
 /* The framework profile: name, version, and every setting with what became of it. */

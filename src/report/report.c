@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "model/cost.h"
+#include "model/layout.h"
 #include "model/workload.h"
 
 static void fmt_bytes(double b, char *buf, size_t n)
@@ -149,6 +150,8 @@ static void config_section(FILE *f, const struct scenario *s)
     if (p->sequence_parallel)
         fprintf(f, ", sequence parallel");
     fprintf(f, ", sharding %s\n", sharding_name(p->sharding));
+    if (layout_sharding_reading(s))
+        fprintf(f, "             sharding: %s\n", layout_sharding_reading(s));
     framework_line(f, s);
 }
 
