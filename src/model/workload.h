@@ -65,10 +65,10 @@
  * Files: workload.c (the embedding and the head, and the operator primitives: GEMMs,
  * projections, memory-bound passes, norms), workload_layer.c (a layer's attention and MLP
  * operators, its parameters and recompute figures), workload_attn.c (the fused attention core's
- * durations: one kernel, or context parallelism's per-chunk kernels and merges), workload_lora.c (LoRA and DoRA adapters,
- * frozen and quantized base projections), workload_params.c (parameter and model-FLOP counts
- * of the whole model), workload_host.c (the host time that issues a layer); workload_internal.h
- * holds what the first three share.
+ * durations: one kernel, or context parallelism's per-chunk kernels and merges), workload_lora.c
+ * (LoRA and DoRA adapters, frozen and quantized base projections), workload_params.c (parameter and
+ * model-FLOP counts of the whole model), workload_host.c (the host time that issues a layer);
+ * workload_internal.h holds what the first four share.
  */
 #ifndef SIMTRAIN_WORKLOAD_H
 #define SIMTRAIN_WORKLOAD_H
