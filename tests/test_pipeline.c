@@ -334,7 +334,7 @@ static void test_pipeline_interleaved_bubble_and_traffic(void **state)
  * ZB-H1 on the toy pipeline (tp 1, so splitting a backward costs no collective): the bubble
  * against ZB §2.1's (p - 1)(F + B - W), which with 1F1B's (p - 1)(F + B + W) makes the ratio
  * (F + B - W) / (F + B + W), F, B and W a stage's forward, input-gradient and weight-gradient
- * time per micro-batch from the workload's operators; within 10 % (transfers, the embedding
+ * time per micro-batch from the workload's operators; within 5 % (transfers, the embedding
  * and head). The activations at stage 0's peak stay 1F1B's (ZB: 1x 1F1B); every stage's peak
  * stays within stage 0's, the queued W's included.
  */
@@ -363,7 +363,7 @@ static void test_pipeline_zb_h1_bubble(void **state)
     test_simulate(s2, false, &r2);
     for (int st = 1; st < 3; st++) {
         got = bubble(&r2, st) / bubble(&r1, st);
-        if (test_rel_err(got, want) > 0.10)
+        if (test_rel_err(got, want) > 0.05)
             fail_msg("stage %d: ZB-H1 / 1F1B bubble %.4f, closed form (F+B-W)/(F+B+W) = %.4f", st,
                      got, want);
     }
@@ -397,12 +397,8 @@ static void lab7_step(const char *schedule, int gb, double *step_s, double *idle
 
 /*
  * Issue 30's bar on lab 7's scenario (Llama 3 70B, tp 8 x pp 4 x dp 8, vpp 1): ZB-H1 is no
- * slower than 1F1B at 8, 32 and 128 micro-batches, and saves about as much at 128 as at 8
- * (the split backwards are at most p per stage, whatever m). Its idle at 8 is 0.70 of 1F1B's,
- * not the 0.6 the issue asks: with tp 8 and sequence parallelism a deferred W takes only
- * 22 ms off the critical path (the whole backward 74 ms, the B pass 52: the reduce-scatter
- * of its input gradient no longer hides behind a weight gradient), and the W passes'
- * re-gathers count as exposed TP communication (docs/labs/07-pipeline-bubbles.md).
+ * slower than 1F1B at 8, 32 and 128 micro-batches, saves about as much at 128 as at 8 (a
+ * stage splits at most p backwards, whatever m), and idles at most 0.6 of 1F1B's time at 8.
  */
 static void test_pipeline_zb_h1_lab7_bar(void **state)
 {
@@ -417,7 +413,7 @@ static void test_pipeline_zb_h1_lab7_bar(void **state)
             fail_msg("global batch %d: ZB-H1 %.3f s, 1F1B %.3f s", gb[i], zb[i], one[i]);
     }
     assert_true(one[2] - zb[2] > 0.5 * (one[0] - zb[0]));
-    if (!(idle_zb < 0.75 * idle_one))
+    if (!(idle_zb <= 0.6 * idle_one))
         fail_msg("ZB-H1 idle %.1f ms, 1F1B %.1f ms", 1e3 * idle_zb, 1e3 * idle_one);
 }
 
