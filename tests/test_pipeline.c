@@ -417,6 +417,42 @@ static void test_pipeline_zb_h1_lab7_bar(void **state)
         fail_msg("ZB-H1 idle %.1f ms, 1F1B %.1f ms", 1e3 * idle_zb, 1e3 * idle_one);
 }
 
+/*
+ * ZB-H1 reduces every gradient 1F1B does: each stage's data-parallel bytes are the same under
+ * DDP, the distributed optimizer and FSDP2, the head's and the embedding's included (their
+ * weight gradients are done in B, so their readiness is reported there).
+ */
+static void test_pipeline_zb_h1_reduces_every_gradient(void **state)
+{
+    static const char *const sharding[][2] = {
+        { "parallelism.sharding=none", "fsdp.version=1" },
+        { "parallelism.sharding=zero1", "fsdp.version=1" },
+        { "parallelism.sharding=fsdp", "fsdp.version=2" },
+    };
+
+    (void)state;
+    for (size_t i = 0; i < ARRAY_LEN(sharding); i++) {
+        const char *one[] = { "parallelism.vpp=1", "training.global_batch=64",  sharding[i][0],
+                              sharding[i][1],      "parallelism.schedule=1f1b", NULL };
+        const char *zb[] = { "parallelism.vpp=1", "training.global_batch=64",   sharding[i][0],
+                             sharding[i][1],      "parallelism.schedule=zb-h1", NULL };
+        struct scenario *s1 = test_load("scenarios/70b_256gpu.yaml", NULL, one),
+                        *s2 = test_load("scenarios/70b_256gpu.yaml", NULL, zb);
+        struct run r1, r2;
+        test_simulate(s1, false, &r1);
+        test_simulate(s2, false, &r2);
+        for (int st = 0; st < 4; st++) {
+            assert_true(r1.sim.ranks[st].comm_bytes[COMM_DP] > 0);
+            assert_true(test_rel_err(r2.sim.ranks[st].comm_bytes[COMM_DP],
+                                     r1.sim.ranks[st].comm_bytes[COMM_DP]) < 1e-12);
+        }
+        run_release(&r1);
+        run_release(&r2);
+        cfg_free(s1);
+        cfg_free(s2);
+    }
+}
+
 /* ---- activations in flight ------------------------------------------------------------------ */
 
 /* Saved activations of one micro-batch on stage 0 (4 layers and the embedding). */
@@ -488,6 +524,7 @@ int main(void)
         cmocka_unit_test(test_pipeline_interleaved_bubble_and_traffic),
         cmocka_unit_test(test_pipeline_zb_h1_bubble),
         cmocka_unit_test(test_pipeline_zb_h1_lab7_bar),
+        cmocka_unit_test(test_pipeline_zb_h1_reduces_every_gradient),
         cmocka_unit_test(test_pipeline_in_flight_activations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -420,7 +420,9 @@ static int unit_backward(struct build *b, int ui, int mb, int prev, int mode)
         if (u->kind == UNIT_HEAD)
             next = edge_tp_coll(b, u, true, mb, t);
     }
-    if (mode != BWD_INPUT && b->dp && b->dp->post_backward)
+    /* A layer's weight gradients are complete after its W pass, the embedding's and head's
+     * after their B pass (they do their weight gradients with it). */
+    if ((u->kind != UNIT_LAYER || mode != BWD_INPUT) && b->dp && b->dp->post_backward)
         b->dp->post_backward(b, ui, mb, b->last_bwd);
     return next >= 0 ? next : t;
 }
