@@ -332,11 +332,11 @@ static void test_pipeline_interleaved_bubble_and_traffic(void **state)
 
 /*
  * ZB-H1 on the toy pipeline (tp 1, so splitting a backward costs no collective): the bubble
- * against ZB §2.1's (p - 1)(F + B - W), which with 1F1B's (p - 1)(F + B + W) makes the ratio
- * (F + B - W) / (F + B + W), F, B and W a stage's forward, input-gradient and weight-gradient
- * time per micro-batch from the workload's operators; within 5 % (transfers, the embedding
- * and head). The activations at stage 0's peak stay 1F1B's (ZB: 1x 1F1B); every stage's peak
- * stays within stage 0's, the queued W's included.
+ * against (p - 1)(F + B - W) (tests/test_schedule.c), which with 1F1B's (p - 1)(F + B + W) makes
+ * the ratio (F + B - W) / (F + B + W), F, B and W a stage's forward, input-gradient and
+ * weight-gradient time per micro-batch from the workload's operators; within 5 % (transfers, the
+ * embedding and head). The activations at stage 0's peak stay 1F1B's (ZB: 1x 1F1B); every stage's
+ * peak stays within stage 0's, the queued W's included.
  */
 static void test_pipeline_zb_h1_bubble(void **state)
 {

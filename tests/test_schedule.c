@@ -225,7 +225,8 @@ static double toy_bubble(enum pp_schedule sched, int p, int m, struct fbw c)
 
 /*
  * The bubbles against the closed forms: 1F1B (p - 1)(F + B + W) (NAR21 §2.2.1, backward =
- * B + W), ZB-H1 (p - 1)(F + B - W) (ZB §2.1), a third of 1F1B's when F = B = W. The
+ * B + W), ZB-H1 (p - 1)(F + B - W) (the deferred W's fill (p - 1) W of the drain), a third of
+ * 1F1B's when F = B = W as ZB §2.1 states. The
  * realistic ratio is a dense layer's FLOPs at s = 4096, h = 8192 (Megatron's count, NAR21
  * App. A / KOR22 §4: F = 24 s h^2 + 4 s^2 h, B = 24 s h^2 + 8 s^2 h, W = 24 s h^2 per
  * sequence; F : B : W = 1 : 1.08 : 0.92), the next the compute times simtrain gives lab 7's

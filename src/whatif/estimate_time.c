@@ -106,7 +106,8 @@ void est_stage_sums(const struct cand *c, int pp, struct stage_sum *st)
 
 /*
  * ZB-H1's fill and drain: each stage but the slowest adds F + B - W instead of 1F1B's
- * F + B + W, its deferred weight gradients filling the drain (ZB §2.1: (p - 1)(F + B - W)).
+ * F + B + W, its deferred weight gradients filling the drain: (p - 1)(F + B - W), what its
+ * order gives with fixed pass times (tests/test_schedule.c), a third at F = B = W (ZB §2.1).
  */
 static double zb_h1_fill(const struct stage_sum *st, int pp)
 {
