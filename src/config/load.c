@@ -428,6 +428,7 @@ struct scenario *cfg_load_scenario_mem(const char *path, const char *text, size_
         s->description = "";
     if (apply_profile(&c, src, s))
         goto fail;
+    cfg_read_words(s, s->given | s->fw.given);
     if (scenario_finalize(s, &err)) {
         cfg_report_error(s, &err, diag);
         goto fail;
