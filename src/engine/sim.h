@@ -68,6 +68,18 @@ struct sim_opts {
 #define SIM_MAX_TASK_RUNS ((double)(1 << 27))
 #define SIM_RANK_TASKS    64.0
 
+/*
+ * A bound on the work of several steps (`simtrain serve` sets one per request in
+ * scenario.sim.budget; plan and memory simulate copies of the scenario, which share it). Each
+ * step takes its task runs (as counted for SIM_MAX_TASK_RUNS) out of task_runs_left before
+ * it runs; a step that needs more than is left is refused, and `spent` says so, so that the
+ * caller can tell a result cut short by the bound from a complete one.
+ */
+struct sim_budget {
+    double task_runs_left; /* task runs the next steps may still take */
+    bool spent;            /* a step was refused for want of budget */
+};
+
 struct trace_rec {
     int32_t rank_idx; /* index into result->ranks */
     int32_t task;     /* task index in the rank's program */
