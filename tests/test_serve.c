@@ -310,6 +310,13 @@ static void test_api_bounds(void **state)
     assert_int_equal(r.status, 422);
     assert_non_null(strstr(r.body, "needs more simulation than"));
     free(r.body);
+    /* no step starts past the deadline (here: at once) */
+    api_limits_default(&lim);
+    lim.max_seconds = 1e-9;
+    r = call("POST", "/api/memory", text, strlen(text), NULL, 0, &lim);
+    assert_int_equal(r.status, 422);
+    assert_non_null(strstr(r.body, "steps started within 1e-09 s"));
+    free(r.body);
     api_limits_default(&lim);
     lim.max_plan_layouts = 1000;
     r = call("POST", "/api/plan", text, strlen(text), NULL, 0, &lim);

@@ -4,9 +4,12 @@
  * tasks; run events until none is left; check that every program ran to its end; total the
  * step; release. The phases' work lives in the files sim_internal.h lists.
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine/sim_internal.h"
 
@@ -102,11 +105,24 @@ static void release(struct sim *sm)
     engine_release(&sm->eng);
 }
 
+double sim_clock_s(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
 /* Take `runs` out of the budget (none: always true); false, the budget spent and why not. */
 static bool budget_take(struct sim_budget *b, double runs, char *reason, size_t reason_len)
 {
     if (!b)
         return true;
+    if (b->deadline_s > 0 && sim_clock_s() > b->deadline_s) {
+        b->spent = true;
+        snprintf(reason, reason_len, "the request ran past the time it may take");
+        return false;
+    }
     if (runs <= b->task_runs_left) {
         b->task_runs_left -= runs;
         return true;

@@ -26,7 +26,8 @@ void api_limits_default(struct api_limits *l)
     l->max_body_bytes = 1 << 20;
     l->max_params = 64;
     l->max_gpus = 65536;
-    l->max_task_runs = (double)(1 << 26);
+    l->max_task_runs = (double)(1 << 25);
+    l->max_seconds = 30;
     l->max_plan_layouts = 1000000;
     l->max_plan_top = 20;
 }

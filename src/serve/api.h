@@ -47,11 +47,13 @@ struct api_limits {
     int max_params;        /* query parameters */
     int max_gpus;          /* GPUs of the posted job */
     double max_task_runs;  /* engine work of the request, all its steps together (engine/sim.h) */
+    double max_seconds;    /* no step of the request starts after this long, s */
     long max_plan_layouts; /* layouts a plan search may enumerate */
     int max_plan_top;      /* plan's top K */
 };
 
-/* The defaults of `simtrain serve` (docs/user-guide.md): 1 MiB, 64, 65536, 2^26, 10^6, 20. */
+/* The defaults of `simtrain serve` (docs/user-guide.md): 1 MiB, 64, 65536, 2^25, 30 s, 10^6,
+ * 20. */
 void api_limits_default(struct api_limits *l);
 
 struct api_reply {

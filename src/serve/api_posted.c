@@ -104,9 +104,9 @@ static int check_bounds(const struct scenario *s, const struct api_limits *l, st
     if (runs > l->max_task_runs) {
         api_error(err, 422,
                   "one step of this scenario would run about %.3g tasks (%.3g per pipeline stage, "
-                  "%d stages), more than the %.3g this server simulates per request; run it "
+                  "%d stage%s), more than the %.3g this server simulates per request; run it "
                   "with the command line",
-                  runs, z.tasks, s->par.pp, l->max_task_runs);
+                  runs, z.tasks, s->par.pp, s->par.pp == 1 ? "" : "s", l->max_task_runs);
         return -1;
     }
     return 0;
@@ -157,6 +157,7 @@ int posted_load(const struct api_request *rq, const struct api_limits *l,
         return -1;
     }
     p->budget.task_runs_left = l->max_task_runs;
+    p->budget.deadline_s = l->max_seconds > 0 ? sim_clock_s() + l->max_seconds : 0;
     p->s->sim.budget = &p->budget;
     return 0;
 }
@@ -166,9 +167,9 @@ bool posted_over_budget(const struct posted *p, const struct api_limits *l, stru
     if (!p->budget.spent)
         return false;
     api_error(err, 422,
-              "this request needs more simulation than the %.3g task runs this server allows "
-              "per request; run it with the command line",
-              l->max_task_runs);
+              "this request needs more simulation than this server allows per request (%.3g "
+              "task runs, steps started within %g s); run it with the command line",
+              l->max_task_runs, l->max_seconds);
     return true;
 }
 

@@ -248,10 +248,47 @@ function startServed() {
       return { value: s.name, text: s.name + (s.gpus ? ' (' + s.gpus + ' GPUs)' : '') };
     }), S.lib.flagship);
     drawLabs();
-    load('a', S.lib.flagship);
+    openHash(location.hash.slice(1));
   }).catch(function (e) {
     $('result-a').innerHTML = '<div class="card error">cannot reach the server: ' + esc(e) + '</div>';
   });
+}
+
+/*
+ * What the address's #fragment asks for, '&'-separated: scenario=NAME (A's; default the
+ * flagship), a.KEY=VALUE and b.KEY=VALUE (overrides of A and B), compare (B beside A),
+ * lab=NAME (the Labs tab on that lab), tab=knobs|yaml|labs. For links and screenshots.
+ */
+function openHash(hash) {
+  var want = { scenario: S.lib.flagship, a: {}, b: null, lab: '', tab: '' };
+  hash.split('&').forEach(function (part) {
+    var eq = part.indexOf('='), k = decodeURIComponent(eq < 0 ? part : part.slice(0, eq));
+    var v = eq < 0 ? '' : decodeURIComponent(part.slice(eq + 1));
+    if (k === 'scenario' || k === 'lab' || k === 'tab')
+      want[k] = v;
+    else if (k === 'compare')
+      want.b = want.b || {};
+    else if (/^[ab]\./.test(k)) {
+      if (k[0] === 'b')
+        want.b = want.b || {};
+      want[k[0]][k.slice(2)] = v;
+    }
+  });
+  if (!libScenario(want.scenario))
+    want.scenario = S.lib.flagship;
+  load('a', want.scenario, want.a);
+  if (want.b) {
+    S.compare = true;
+    load('b', want.scenario, Object.assign({}, want.a, want.b));
+    setCompare(true);
+  }
+  if (want.lab && labByName(want.lab)) {
+    $('lab').value = want.lab;
+    drawLab(want.lab);
+    showTab('labs');
+  } else if (want.tab) {
+    showTab(want.tab);
+  }
 }
 
 function startStatic(data) {

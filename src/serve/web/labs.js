@@ -165,7 +165,9 @@ function drawLab(name) {
     return;
   labCommands(lab.text).forEach(function (cmd) {
     commandPresets(cmd).forEach(function (p) {
-      var key = p.scenario + JSON.stringify(p.ovr);
+      var key = p.scenario + JSON.stringify(Object.keys(p.ovr).sort().map(function (k) {
+        return [k, p.ovr[k]];
+      }));
       if (!seen[key]) {
         seen[key] = true;
         presets.push(p);

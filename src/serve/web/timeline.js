@@ -94,16 +94,18 @@ function tlTrack(ctx, st, row, W) {
 
 function tlMemory(ctx, st, row, W) {
   var x0 = TL.GUTTER, w = W - x0, span = st.to - st.from, mem = row.rank.memory;
-  var cap = st.c.view.run.result.memory_capacity_bytes, top = cap;
+  var cap = st.c.view.run.result.memory_capacity_bytes, peak = 0;
   var total = mem.map(function (m) {
     var s = 0;
     for (var i = 1; i < m.length; i++) s += m[i];
     return s;
   });
-  total.forEach(function (v) { top = Math.max(top, v); });
+  total.forEach(function (v) { peak = Math.max(peak, v); });
+  var top = Math.max(peak * 1.15, Math.min(cap, peak * 2)) || 1;
   ctx.fillStyle = '#5f6b7a';
   ctx.font = '10px sans-serif';
   ctx.fillText('memory', 8, row.y + 12);
+  ctx.fillText(fmtBytes(peak), 8, row.y + 24);
   ctx.fillStyle = 'rgba(76,127,214,.45)';
   ctx.strokeStyle = '#4c7fd6';
   ctx.beginPath();
@@ -120,8 +122,10 @@ function tlMemory(ctx, st, row, W) {
   ctx.lineTo(x0 + w, row.y + row.h);
   ctx.closePath();
   ctx.fill();
-  ctx.fillStyle = '#1d2330';
-  ctx.fillRect(x0, row.y + row.h - row.h * cap / top, w, 1);
+  if (cap <= top) {
+    ctx.fillStyle = '#c0392b';
+    ctx.fillRect(x0, row.y + row.h - row.h * cap / top, w, 1);
+  }
 }
 
 function redrawTimeline(id) {
