@@ -1,8 +1,8 @@
 /*
- * serve.h - `simtrain serve`: the page and the API of api.h over HTTP, on libmicrohttpd
- * (serve.c is the only file that includes <microhttpd.h>).
+ * serve.h - `simtrain serve`: the page and the API of api.h over HTTP, on libmicrohttpd in
+ * the module of http/http_module.h (loaded by serve_start(), so no other run loads it).
  *
- * Threads: libmicrohttpd's polling thread reads each request; once its body is in, the
+ * Threads: the module's polling thread reads each request; once its body is in, the
  * request goes to a fixed pool of workers (pool.h) and its connection is suspended until a
  * worker has the reply. At most `workers` requests run and `queue` wait; the next is answered
  * 503 at once. A body over limits.max_body_bytes is read and dropped (413); one that says it
@@ -29,8 +29,8 @@ struct serve_opts {
 struct server;
 
 /*
- * Start serving in background threads. NULL with a message in msg (an address that is not
- * one, a port in use) on failure. Stop with serve_stop().
+ * Start serving in background threads. NULL with a message in msg (the HTTP module missing,
+ * an address that is not one, a port in use) on failure. Stop with serve_stop().
  */
 struct server *serve_start(const struct serve_opts *o, char *msg, size_t msglen);
 
