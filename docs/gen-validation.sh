@@ -153,6 +153,28 @@ HDR
         fi
     done
     echo
+    echo "## Megatron-DeepSpeed on A100 (\`tests/validation/runs-vtrain.csv\`)"
+    echo
+    echo "Command: \`simtrain validate tests/validation/runs-vtrain.csv\`: the visible half of vTrain's"
+    echo "measured Megatron-DeepSpeed iterations (tests/validation/runs-vtrain.md), 700 on one 8-GPU"
+    echo "node and 55 on 64-512 GPUs, read with the \`deepspeed\` profile."
+    echo
+    "$SIMTRAIN" validate tests/validation/runs-vtrain.csv --markdown > "$TMP/vtrain.md" || true
+    echo "### Summary"
+    echo
+    sed -n '/^| metric | n |/,$p' "$TMP/vtrain.md"
+    echo
+    echo "| group | id prefix | n | median abs error | mean abs error | p90 abs error | max abs error |"
+    echo "|---|---|---:|---:|---:|---:|---:|"
+    group_row "$TMP/vtrain.md" vtrain-single- "one node (2-8 GPUs)"
+    group_row "$TMP/vtrain.md" vtrain-multi- "64-512 GPUs"
+    echo
+    echo "<details><summary>Every run</summary>"
+    echo
+    sed -n '1,/^| metric | n |/p' "$TMP/vtrain.md" | sed '$d'
+    echo
+    echo "</details>"
+    echo
     echo "## Kernels (\`hardware/calibration/measurements/\`)"
     echo
     echo "The cost model with each hardware file's current parameters (calibration included)"

@@ -252,6 +252,8 @@ static void test_cfg_enum_spellings_match_names(void **state)
         assert_int_equal(cfg_set(s, key, list[i], &err), 0);                                       \
         assert_string_equal(namefn(field), list[i]);                                               \
     }
+    /* good.yaml pipelines: zero2 as DeepSpeed's stage keeps its word (else it reads as FSDP2) */
+    assert_int_equal(cfg_set(s, "parallelism.zero2_impl", "deepspeed", &err), 0);
     CHECK_NAMES("parallelism.sharding", shardings, s->par.sharding, sharding_name);
     CHECK_NAMES("parallelism.schedule", schedules, s->par.schedule, schedule_name);
     CHECK_NAMES("training.recompute", recomputes, s->train.recompute, recompute_name);

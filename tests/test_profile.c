@@ -227,7 +227,7 @@ static void test_profile_inherits(void **state)
     free(text);
 }
 
-/* Unknown framework and version names are errors at the key, with the accepted ones. */
+/* Unknown framework names and unreadable versions are errors at the key, with the accepted ones. */
 static void test_profile_unknown_names(void **state)
 {
     char *text = scenario_text("  framework: megatorn\n", NULL);
@@ -239,11 +239,12 @@ static void test_profile_unknown_names(void **state)
                                 "hf, litgpt, llm-foundry, megatron, nemo, other, torchtitan)"));
     free(msg);
     free(text);
-    text = scenario_text("  framework: torchtitan\n  framework_version: \"2023\"\n", NULL);
+    text = scenario_text("  framework: torchtitan\n  framework_version: \"the-first\"\n", NULL);
     msg = load_error(text, NULL);
-    assert_non_null(strstr(msg, "t.yaml:8:22: error: unknown version '2023' of framework "
-                                "'torchtitan' (accepted: 2024-12, 2025-06, 2025-10; empty = "
-                                "2025-10)"));
+    assert_non_null(strstr(msg, "t.yaml:8:22: error: framework_version 'the-first' of framework "
+                                "'torchtitan': not a version string; accepted: its versions and "
+                                "their aliases (2024-12, 9dec370, 2025-06, v0.1.0, 2025-10, "
+                                "v0.2.0)"));
     free(msg);
     free(text);
     text = scenario_text("", NULL);
@@ -337,6 +338,51 @@ static void test_profile_file_errors(void **state)
     free(text);
 }
 
+/*
+ * A profile's calendar and release dates are checked at load, at their place: an unreadable
+ * date, a calendar entry that is no release number, versions out of date order, a version
+ * without a date among several, a `since` after `released` (config/profile_version.c).
+ */
+static void test_profile_file_date_errors(void **state)
+{
+    static const struct {
+        const char *text, *message;
+    } cases[] = {
+        { "calendar: {source: s, releases: {v1.0: 2024-13-01}}\nversions:\n"
+          "  - {name: a, released: \"2024-01-01\", read: r}\n",
+          "bad.yaml:4:40: error: expected the date of release 'v1.0'" },
+        { "calendar: {source: s, releases: {latest: 2024-01-01}}\nversions:\n"
+          "  - {name: a, released: \"2024-01-01\", read: r}\n",
+          "bad.yaml:4:34: error: 'latest' is not a release number" },
+        { "versions:\n  - {name: a, released: \"2024-05-01\", read: r}\n"
+          "  - {name: b, released: \"2024-01-01\", read: r}\n",
+          "bad.yaml:6:12: error: version 'b' starts before 'a' listed above it" },
+        { "versions:\n  - {name: a, released: \"2024-05-01\", read: r}\n"
+          "  - {name: b, read: r}\n",
+          "bad.yaml:6:12: error: version 'b' needs 'released'" },
+        { "versions:\n  - {name: a, released: \"May 2024\", read: r}\n",
+          "bad.yaml:5:25: error: expected a date for 'released'" },
+        { "versions:\n  - name: a\n    released: \"2024-01-01\"\n    read: r\n"
+          "    since: {release: v1, date: \"2024-02-01\", source: s}\n",
+          "bad.yaml:8:32: error: a version's 'since' cannot be later than its 'released'" },
+    };
+    char *text = scenario_text("  framework: bad\n", NULL);
+
+    (void)state;
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        char *profile = xasprintf("framework: bad\ndescription: t\ncurrent: a\n%s", cases[i].text);
+        char *dir = data_dir_with(profile);
+        char *msg = load_error(text, NULL);
+
+        if (!strstr(msg, cases[i].message))
+            fail_msg("case %zu: expected '%s', got:\n%s", i, cases[i].message, msg);
+        free(msg);
+        remove_data_dir(dir);
+        free(profile);
+    }
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -347,6 +393,7 @@ int main(void)
         cmocka_unit_test(test_profile_inherits),
         cmocka_unit_test(test_profile_unknown_names),
         cmocka_unit_test(test_profile_file_errors),
+        cmocka_unit_test(test_profile_file_date_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

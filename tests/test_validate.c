@@ -300,10 +300,19 @@ static void test_validate_framework_errors(void **state)
     snprintf(text, sizeof(text),
              "%sr,fake-a100,8,4,1024,16,32000,2048,64,megatron,1999,step_time_s,1\n", head);
     assert_int_equal(run(text, &f, &rep, stderr), 0);
+    assert_true(rep.rows[0].ok); /* older than every version: the oldest, with the reading */
+    assert_string_equal(f.last.fw.version, "2021");
+    assert_non_null(strstr(rep.rows[0].reading, "megatron 1999 -> profile '2021' (v2.5, "
+                                                "2021-08-10): older than every version"));
+    validate_release(&rep);
+    snprintf(text, sizeof(text),
+             "%sr,fake-a100,8,4,1024,16,32000,2048,64,megatron,lm-main,step_time_s,1\n", head);
+    assert_int_equal(run(text, &f, &rep, stderr), 0);
     assert_false(rep.rows[0].ok);
-    assert_string_equal(rep.rows[0].reason,
-                        "unknown version '1999' of framework 'megatron' (accepted: 2021, 2022, "
-                        "core_r0.8.0, core_v0.12.0; empty = core_v0.12.0)");
+    assert_non_null(strstr(rep.rows[0].reason,
+                           "framework_version 'lm-main' of framework 'megatron': not a version "
+                           "string; accepted: its versions and their aliases (2021, v2.5, sc21, "
+                           "2022, korthikanti22, core_r0.8.0, core_v0.8.0, core_v0.12.0)"));
     validate_release(&rep);
     snprintf(text, sizeof(text), "%sr,fake-a100,8,4,1024,16,32000,2048,64,,2021,step_time_s,1\n",
              head);

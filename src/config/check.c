@@ -96,6 +96,26 @@ void cfg_derive_defaults(struct scenario *s, unsigned given)
         s->train.fp8_recipe = p == DT_FP8 ? FP8_TE_DELAYED : FP8_NONE;
 }
 
+void cfg_read_words(struct scenario *s, unsigned given)
+{
+    struct parallelism *p = &s->par;
+    enum zero2_impl z = p->zero2_impl;
+
+    if (p->sharding != SHARD_ZERO2)
+        return;
+    /* Without a profile, pipelining takes FSDP2 (torch.distributed.pipelining drives FSDP2
+       modules; DeepSpeed's pipeline engine refuses stage 2): the Llama 3 paper's reading
+       (arXiv:2407.21783 §3.3.2, no reshard after forward under PP). */
+    if (z == Z2_AUTO)
+        z = s->fw.nsettings == 0 && p->pp > 1 ? Z2_FSDP : Z2_DEEPSPEED;
+    if (z != Z2_FSDP)
+        return;
+    p->sharding = SHARD_FSDP_GRAD_OP;
+    p->zero2_read = true;
+    if (p->pp > 1 && !(given & GIVEN_FSDP_VERSION))
+        s->fsdp.version = 2;
+}
+
 /* ---- model --------------------------------------------------------------------------------- */
 
 static int positive(struct cfg_error *err, const char *path, const char *name, int v)
@@ -460,9 +480,10 @@ static int check_memory_features(struct scenario *s, struct cfg_error *err)
                 "torchtitan)");
         if (!fsdp)
             return cfg_fail(err, "parallelism.sharding",
-                            "sharding '%s' cannot be combined with pp > 1 (DeepSpeed's pipeline "
-                            "engine allows ZeRO stages 0 and 1; PyTorch shards gradients under "
-                            "pipelining with FSDP2: sharding fsdp, fsdp.version 2)",
+                            "sharding '%s' as DeepSpeed's stage cannot be combined with pp > 1 "
+                            "(its pipeline engine allows ZeRO stages 0 and 1); PyTorch shards "
+                            "gradients under pipelining with FSDP2: sharding fsdp, or zero2 with "
+                            "parallelism.zero2_impl fsdp (no reshard after forward)",
                             sharding_name(sh));
     }
     if (s->fsdp.shard_group < 0)
@@ -473,10 +494,6 @@ static int check_memory_features(struct scenario *s, struct cfg_error *err)
     if (s->fsdp.shard_group > 0 && (s->fsdp.shard_group > p->dp || p->dp % s->fsdp.shard_group))
         return cfg_fail(err, "fsdp.shard_group", "fsdp.shard_group (%d) does not divide dp (%d)",
                         s->fsdp.shard_group, p->dp);
-    if (sh == SHARD_HSDP && s->nodes < 2 && s->fsdp.shard_group == 0)
-        return cfg_fail(err, "parallelism.sharding",
-                        "sharding 'hsdp' needs more than one node (or fsdp.shard_group below the "
-                        "node's data-parallel ranks)");
     if (sh == SHARD_HSDP) {
         /* The shard group is the data-parallel peers on one node (layout.c); the replicate
            group takes one of each, so the shard group must divide dp (PyTorch's 2-D device

@@ -430,6 +430,7 @@ static struct scenario *load_scenario(const char *path, const char *text, size_t
         s->description = "";
     if (apply_profile(&c, src, s))
         goto fail;
+    cfg_read_words(s, s->given | s->fw.given);
     if (scenario_finalize(s, &err)) {
         cfg_report_error(s, &err, diag);
         goto fail;

@@ -387,8 +387,9 @@ static const char **text_list(struct schema_ctx *c, const struct yt_node *n, con
     return out;
 }
 
-static const char *const version_keys[] = { "name",     "aliases",  "released", "read", "note",
-                                            "inherits", "defaults", "rules",    "notes" };
+static const char *const version_keys[] = { "name",     "aliases", "releases", "released",
+                                            "since",    "read",    "note",     "inherits",
+                                            "defaults", "rules",   "notes" };
 
 static int parse_version(struct schema_ctx *c, const struct yt_node *m, struct fw_version *v)
 {
@@ -416,6 +417,8 @@ static int parse_version(struct schema_ctx *c, const struct yt_node *m, struct f
     v->inherits = text_at(c, m, "inherits", false);
     v->inh_at = yt_mark(yt_map_get(m, "inherits"));
     v->aliases = text_list(c, yt_map_get(m, "aliases"), "aliases", &v->naliases);
+    v->releases = text_list(c, yt_map_get(m, "releases"), "releases", &v->nreleases);
+    profile_read_release(c, v, m);
     v->notes = text_list(c, yt_map_get(m, "notes"), "notes", &v->nnotes);
     if ((d = yt_map_get(m, "defaults")) != NULL && !(d->kind == YT_MAP && d->count == 0))
         parse_settings(c, v, d, NULL, 0, NULL, &cap);
@@ -436,6 +439,13 @@ static struct fw_file *parse_file(struct schema_ctx *c, const char *name, const 
     f->path = path;
     f->description = text_at(c, root, "description", true);
     f->current = text_at(c, root, "current", true);
+    for (size_t i = 0; i < root->count; i++) {
+        const char *k = root->pairs[i].key->text;
+        if (strcmp(k, "framework") && strcmp(k, "description") && strcmp(k, "current") &&
+            strcmp(k, "calendar") && strcmp(k, "versions"))
+            schema_error(c, yt_mark(root->pairs[i].key), "unknown key '%s' in a profile", k);
+    }
+    profile_read_calendar(c, f, yt_map_get(root, "calendar"));
     if (fname && strcmp(fname, name) != 0)
         schema_error(c, yt_mark(yt_map_get(root, "framework")),
                      "the profile in '%s.yaml' must name itself '%s', not '%s'", name, name, fname);
@@ -453,6 +463,7 @@ static struct fw_file *parse_file(struct schema_ctx *c, const char *name, const 
         for (int j = 0; j < i; j++)
             if (strcmp(f->v[i].name, f->v[j].name) == 0)
                 schema_error(c, f->v[i].at, "duplicate version '%s'", f->v[i].name);
+    profile_check_order(c, f);
     if (f->current && !profile_find_version(f, f->current))
         schema_error(c, yt_mark(yt_map_get(root, "current")), "current version '%s' is not listed",
                      f->current);
@@ -566,28 +577,43 @@ int profile_select(struct schema_ctx *c, const char *name, const char *version,
 {
     struct fw_file *f;
     struct fw_version *v;
-    const char *word = version && *version ? version : NULL;
+    const char *word = version && *version ? version : NULL, *note = NULL;
+    char why[160];
 
     profile_none(fw);
     if (!(f = profile_load_file(c, name, name_at)))
         return -1;
-    v = profile_find_version(f, word ? word : f->current);
+    v = word ? profile_pick_version(c->a, f, word, &note, why, sizeof(why))
+             : profile_find_version(f, f->current);
     if (!v) {
-        const char **names = arena_alloc(c->a, sizeof(*names) * (size_t)f->nv);
+        struct strbuf sb;
         char q[64];
 
-        for (int i = 0; i < f->nv; i++)
-            names[i] = f->v[i].name;
+        sb_init(&sb);
+        for (int i = 0; i < f->nv; i++) {
+            sb_addf(&sb, "%s%s", i ? ", " : "", f->v[i].name);
+            for (int k = 0; k < f->v[i].nreleases; k++)
+                sb_addf(&sb, ", %s", f->v[i].releases[k]);
+            for (int k = 0; k < f->v[i].naliases; k++)
+                sb_addf(&sb, ", %s", f->v[i].aliases[k]);
+        }
         diag_clip(q, sizeof(q), word, strlen(word));
         schema_error(c, version_at,
-                     "unknown version '%s' of framework '%s' (accepted: %s; empty = %s)", q, name,
-                     join_list(c->a, names, f->nv), f->current);
+                     "framework_version '%s' of framework '%s': %s; accepted: its versions and "
+                     "their aliases (%s), a release number (0.14.4, v0.16.0, core_r0.8.0), a "
+                     "container tag YY.MM[.patch] (24.09, 26.04.01), a date YYYY[-MM[-DD]], main "
+                     "or latest; empty = %s",
+                     q, name, strstr(why, "no version form") ? "not a version string" : why, sb.buf,
+                     f->current);
+        sb_release(&sb);
         return -1;
     }
     if (profile_resolve(c, f, v))
         return -1;
     fw->name = f->name;
     fw->version = v->name;
+    fw->asked = word ? arena_strdup(c->a, word) : NULL;
+    fw->reading = note;
     fw->read = v->read;
     fw->note = v->note;
     fw->settings = v->all;

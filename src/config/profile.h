@@ -16,10 +16,15 @@
  *   framework: NAME            the file's stem, also the runs-format word
  *   description: TEXT
  *   current: VERSION           the version an empty framework_version selects
- *   versions:                  a list, oldest first, of mappings:
+ *   calendar:                  the stack's releases and their dates (optional with one version)
+ *     source: TEXT
+ *     releases: {ID: DATE, ...}
+ *   versions:                  a list, oldest first (by date), of mappings:
  *     - name: VERSION
  *       aliases: [WORD, ...]   other spellings accepted for the version (optional)
- *       released: TEXT         date of the release or commit
+ *       releases: [ID, ...]    the stack's identifiers of the release read (optional)
+ *       released: DATE         date of the release or commit (YYYY-MM-DD or YYYY-MM)
+ *       since: {release: ID, date: DATE, source: TEXT}  the first release it describes (optional)
  *       read: TEXT             the repositories and commits the values were read from
  *       note: TEXT             a caveat the report repeats (optional)
  *       inherits: VERSION or NAME/VERSION   start from that version's settings (optional)
@@ -54,7 +59,10 @@ int profile_names(struct arena *a, const char ***out);
 /*
  * Select profile `name` and its version `version` (NULL or "" = the profile's current one)
  * into *fw: load frameworks/NAME.yaml and what the version inherits, and resolve its settings.
- * An unknown name or version is an error at `name_at` / `version_at` listing the accepted ones;
+ * `version` is read as profile_version.c says (a name, alias, release number, container tag,
+ * date, main / latest) and selects the newest version in effect on or before it; fw->reading
+ * says how. An unknown name or a version of no such form is an error at `name_at` /
+ * `version_at` listing the accepted ones;
  * an error inside a profile file is reported at its place in that file. Returns 0 or -1
  * (errors counted in c).
  */

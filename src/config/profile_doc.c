@@ -27,11 +27,15 @@ static void text_version(FILE *out, const struct fw_file *f, const struct fw_ver
     int inh = inherited_count(v);
 
     fprintf(out, "  %s%s", v->name, strcmp(v->name, f->current) == 0 ? " (current)" : "");
+    for (int k = 0; k < v->nreleases; k++)
+        fprintf(out, "%s%s", k ? ", " : "  releases: ", v->releases[k]);
     for (int k = 0; k < v->naliases; k++)
         fprintf(out, "%s%s", k ? ", " : "  also: ", v->aliases[k]);
     fprintf(out, "\n    read      %s\n", v->read);
     if (v->released)
         fprintf(out, "    released  %s\n", v->released);
+    if (v->since)
+        fprintf(out, "    since     %s: %s\n", v->since, v->since_source);
     if (v->inherits)
         fprintf(out, "    inherits  %s (%d settings, applied first)\n", v->inherits, inh);
     if (v->note)
@@ -54,6 +58,12 @@ static void md_version(FILE *out, const struct fw_file *f, const struct fw_versi
 
     fprintf(out, "### %s `%s`%s\n\n", f->name, v->name,
             strcmp(v->name, f->current) == 0 ? " (current)" : "");
+    if (v->nreleases) {
+        fputs("The release", out);
+        for (int k = 0; k < v->nreleases; k++)
+            fprintf(out, "%s `%s`", k ? "," : "", v->releases[k]);
+        fputs(".\n", out);
+    }
     if (v->naliases) {
         fputs("Also selected by:", out);
         for (int k = 0; k < v->naliases; k++)
@@ -62,6 +72,8 @@ static void md_version(FILE *out, const struct fw_file *f, const struct fw_versi
     }
     fprintf(out, "Read from %s%s%s.\n", v->read, v->released ? "; released " : "",
             v->released ? v->released : "");
+    if (v->since)
+        fprintf(out, "In effect since %s: %s.\n", v->since, v->since_source);
     if (v->inherits)
         fprintf(out, "Inherits the %d settings of `%s`, applied before its own.\n", inh,
                 v->inherits);
@@ -86,6 +98,20 @@ static void md_version(FILE *out, const struct fw_file *f, const struct fw_versi
     fputs("\n", out);
 }
 
+/* The release calendar: "v0.3.13 2021-03-16, v0.4.0 2021-06-08, ...". */
+static void write_calendar(FILE *out, bool markdown, const struct fw_file *f)
+{
+    if (!f->ncal)
+        return;
+    fputs(markdown ? "Release calendar (" : "  calendar ", out);
+    fputs(f->cal_source, out);
+    fputs(markdown ? "): " : ":\n    ", out);
+    for (int i = 0; i < f->ncal; i++)
+        fprintf(out, markdown ? "%s`%s` %s" : "%s%s %s", i ? ", " : "", f->cal[i].id,
+                f->cal[i].when);
+    fputs(markdown ? ".\n\n" : "\n", out);
+}
+
 static void write_file(FILE *out, bool markdown, const struct fw_file *f)
 {
     if (markdown)
@@ -94,6 +120,7 @@ static void write_file(FILE *out, bool markdown, const struct fw_file *f)
     else
         fprintf(out, "%s: %s\n  file %s, current version %s\n", f->name, f->description, f->path,
                 f->current);
+    write_calendar(out, markdown, f);
     for (int i = 0; i < f->nv; i++)
         (markdown ? md_version : text_version)(out, f, &f->v[i]);
     if (!markdown)

@@ -97,7 +97,8 @@ enum cfg_given {
     GIVEN_FFN_HIDDEN = 1u << 11,
     GIVEN_MOE_FFN_HIDDEN = 1u << 12,
     GIVEN_DDP_OVERLAP = 1u << 13,
-    GIVEN_FP8_RECIPE = 1u << 14
+    GIVEN_FP8_RECIPE = 1u << 14,
+    GIVEN_FSDP_VERSION = 1u << 15
 };
 
 /* File-level sections. */
@@ -178,6 +179,15 @@ const struct field *schema_lookup(const char *key, size_t *base_off, size_t *bad
  * (sharding == zero3).
  */
 void cfg_derive_defaults(struct scenario *s, unsigned given);
+
+/*
+ * The scenario's words in the stack's own terms (docs/sharding.md), once the profile is applied:
+ * sharding zero2 where parallelism.zero2_impl says fsdp (or, without a profile, under pp > 1)
+ * is FSDP without resharding after forward, sharding fsdp_grad_op (FSDP2 under pp > 1 unless
+ * fsdp.version is in `given`), and par.zero2_read remembers it. Call when the word is given
+ * (load, a runs-file row, cfg_set of the key).
+ */
+void cfg_read_words(struct scenario *s, unsigned given);
 
 /* Derive kv_heads, head_dim, ffn_hidden, moe.ffn_hidden and check the model alone. */
 int cfg_model_finalize(struct model *m, struct cfg_error *err);

@@ -135,6 +135,12 @@ static const struct enum_name sharding_names[] = {
     { "fsdp_no_shard", SHARD_FSDP_NO_SHARD },
     { NULL, 0 },
 };
+static const struct enum_name zero2_impl_names[] = {
+    { "auto", Z2_AUTO },
+    { "deepspeed", Z2_DEEPSPEED },
+    { "fsdp", Z2_FSDP },
+    { NULL, 0 },
+};
 static const struct enum_name framework_names[] = {
     { "auto", FW_AUTO },
     { "megatron", FW_MEGATRON },
@@ -294,6 +300,11 @@ static const struct field parallelism_rows[] = {
       .doc = "pipeline schedule" },
     { ENUM("sharding", struct parallelism, sharding, sharding_names, "none"),
       .doc = "data-parallel sharding of model states" },
+    /* ---- framework profiles: the stacks' words (docs/sharding.md) ---- */
+    { ENUM("zero2_impl", struct parallelism, zero2_impl, zero2_impl_names, "auto"),
+      .def_doc = "the profile's; without one, fsdp under pp > 1, else deepspeed",
+      .doc = "what sharding zero2 means: deepspeed (ZeRO stage 2) or fsdp (FSDP without "
+             "resharding after forward, run as fsdp_grad_op)" },
     { ENUM("framework", struct parallelism, framework, framework_names, "auto"),
       .doc = "whose implementation to model" },
     { .key = "order",
@@ -395,6 +406,8 @@ static const struct field fsdp_rows[] = {
       .min = 1,
       .max = 2,
       .def = "1",
+      .given = GIVEN_FSDP_VERSION,
+      .def_doc = "1; 2 for zero2 read as FSDP under pp > 1",
       .doc = "1 = FlatParameter FSDP, 2 = per-parameter FSDP2" },
     { ENUM("param_dtype", struct fsdp_cfg, param_dtype, grad_dtype_names, "bf16"),
       .given = GIVEN_PARAM_DTYPE, .def_doc = "training.precision (bf16 for fp8)",

@@ -85,7 +85,13 @@ int cfg_set(struct scenario *s, const char *key, const char *value, struct cfg_e
     /* The key just set counts as given: its own derived default must not overwrite it. */
     copy.given = given | f->given;
     profile_override(&copy, key);
+    if (is(key, "parallelism.zero2_impl") && copy.par.zero2_read)
+        copy.par.sharding = SHARD_ZERO2; /* the word as given, read anew below */
+    if (is(key, "parallelism.sharding") || is(key, "parallelism.zero2_impl"))
+        copy.par.zero2_read = false;
     rederive(&copy, key, copy.given);
+    if (is(key, "parallelism.sharding") || is(key, "parallelism.zero2_impl"))
+        cfg_read_words(&copy, copy.given | copy.fw.given);
     *s = copy;
     return 0;
 }

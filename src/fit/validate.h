@@ -57,7 +57,9 @@ struct validate_row {
     bool ok;                 /* simulated; predicted and error_pct are valid */
     double predicted;        /* same unit as measured */
     double error_pct;        /* signed: 100 * (predicted - measured) / measured */
-    char reason[256];        /* why the row was not evaluated */
+    const char *reading;     /* how framework_version selected the profile version, or NULL
+                                (owned by the report's profiles) */
+    char reason[512];        /* why the row was not evaluated */
 };
 
 /* Statistics of |error_pct| over the evaluated rows of one metric. */

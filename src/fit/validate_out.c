@@ -30,6 +30,20 @@ static const char *display_path(const char *path, const char *cwd)
     return path;
 }
 
+/* Each distinct reading of a framework_version (validate_row.reading), once, in row order. */
+static void print_readings(const struct validate_report *r, bool markdown, FILE *out)
+{
+    for (int i = 0; i < r->nrows; i++) {
+        bool seen = !r->rows[i].reading;
+
+        for (int k = 0; k < i && !seen; k++)
+            seen = r->rows[k].reading == r->rows[i].reading; /* one string per profile */
+        if (!seen)
+            fprintf(out, markdown ? "- framework_version: %s\n" : "framework_version %s\n",
+                    r->rows[i].reading);
+    }
+}
+
 static void print_hardware(const struct validate_report *r, bool markdown, FILE *out)
 {
     char cwd[4096];
@@ -47,12 +61,13 @@ static void print_hardware(const struct validate_report *r, bool markdown, FILE 
             fprintf(out, "hardware %s: %s%s\n", r->hw[i].stem,
                     cal ? "calibration " : "no calibration file", cal ? cal : "");
     }
+    print_readings(r, markdown, out);
     fputc('\n', out);
 }
 
 static void print_row(const struct validate_row *row, bool markdown, FILE *out)
 {
-    char meas[32], pred[32], err[300];
+    char meas[32], pred[32], err[560];
 
     if (isnan(row->measured))
         snprintf(meas, sizeof(meas), "-");
@@ -134,6 +149,10 @@ static void json_row(FILE *f, const struct validate_row *row)
     fput_json_string(f, row->id);
     fprintf(f, ", \"line\": %d, \"metric\": ", row->line);
     fput_json_string(f, row->metric_name);
+    if (row->reading) {
+        fputs(", \"framework_version_reading\": ", f);
+        fput_json_string(f, row->reading);
+    }
     fputs(", \"measured\": ", f);
     json_number(f, row->measured);
     if (row->ok) {

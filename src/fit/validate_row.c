@@ -443,7 +443,7 @@ struct profile_entry {
     char *name, *version; /* as the rows spell them */
     struct fw_state fw;   /* valid when ok */
     bool ok;
-    char reason[256];
+    char reason[512];
 };
 
 struct validate_profiles {
@@ -535,6 +535,7 @@ int validate_row_scenario(const struct csv_table *t, int row, const struct hardw
      * defaults (framework-dependent overlap, FSDP dtypes). */
     profile_bind(s, row_given, &rc);
     profile_apply(s);
+    cfg_read_words(s, s->given | s->fw.given);
     memset(&err, 0, sizeof(err));
     if (scenario_finalize(s, &err))
         return bad(&rc, "%s", err.msg[0] ? err.msg : "invalid configuration");

@@ -325,9 +325,9 @@ static int fsdp(struct acc *c)
                   : "fsdp_sharding_strategy absent: FULL_SHARD, always exported by the launcher "
                     "(utils/launch.py:313)");
     if (sh && strcmp(sh, "hsdp") == 0 && !hsdp && imp_gpus(c->im) <= c->im->hw->gpus_per_node)
-        return imp_error(c->im, v,
-                         "HYBRID_SHARD on one node: simtrain's hsdp shards within a "
-                         "node and replicates across nodes");
+        imp_note(c->im, FATE_NOTE, kn,
+                 "HYBRID_SHARD on one node: one replica group, which shards over every "
+                 "data-parallel rank as FULL_SHARD does (docs/sharding.md)");
     imp_put(c->im, "parallelism.framework", "pytorch", "PyTorch FSDP through accelerate");
     v = get(f, "fsdp_reshard_after_forward", &kn);
     if (version == 2) {

@@ -36,6 +36,22 @@ void layout_init(struct layout *l, const struct scenario *s)
     }
 }
 
+const char *layout_sharding_reading(const struct scenario *s)
+{
+    struct layout l;
+
+    if (s->par.zero2_read)
+        return s->par.pp > 1 ? "zero2 read as FSDP2 without resharding after forward under "
+                               "pipelining (parallelism.zero2_impl)"
+                             : "zero2 read as FSDP without resharding after forward "
+                               "(parallelism.zero2_impl)";
+    if (s->par.sharding != SHARD_HSDP)
+        return NULL;
+    layout_init(&l, s);
+    return l.hsdp_shard >= l.deg[DIM_DP] ? "one replica group: hsdp shards over all of dp, as fsdp"
+                                         : NULL;
+}
+
 void layout_coords(const struct layout *l, int rank, int c[DIM_COUNT])
 {
     int d;

@@ -28,6 +28,13 @@ struct layout {
 
 void layout_init(struct layout *l, const struct scenario *s);
 
+/*
+ * How the scenario's sharding word was read on its stack (docs/sharding.md), for the reports:
+ * zero2 run as FSDP without resharding after forward, or hsdp with a single replica group (all
+ * of dp in one shard group: FSDP). A static string, or NULL when the word runs as itself.
+ */
+const char *layout_sharding_reading(const struct scenario *s);
+
 /* Coordinates of a rank, indexed by enum par_dim (c[DIM_EP] = dp index % ep). */
 void layout_coords(const struct layout *l, int rank, int c[DIM_COUNT]);
 int layout_rank(const struct layout *l, const int c[DIM_COUNT]);

@@ -215,6 +215,17 @@ enum cp_method {
     CP_ALLTOALL   /* torchtitan: the ring as permute_tensor (all_to_all) each step */
 };
 
+/*
+ * What the word `zero2` means on the stack (parallelism.zero2_impl; docs/sharding.md): DeepSpeed's
+ * stage 2, or FSDP without resharding after forward (FSDP1 SHARD_GRAD_OP, FSDP2
+ * reshard_after_forward=False), which the loader then runs as sharding fsdp_grad_op.
+ */
+enum zero2_impl {
+    Z2_AUTO,      /* without a profile: fsdp under pp > 1 (Llama 3 §3.3.2), else deepspeed */
+    Z2_DEEPSPEED, /* DeepSpeed ZeRO stage 2 */
+    Z2_FSDP       /* PyTorch FSDP without resharding after forward */
+};
+
 enum framework {
     FW_AUTO, /* megatron when tp/pp/cp/ep > 1, else pytorch (deepspeed for zero*) */
     FW_MEGATRON,
@@ -237,6 +248,8 @@ struct parallelism {
     bool sequence_parallel;
     enum pp_schedule schedule;
     enum sharding sharding;
+    enum zero2_impl zero2_impl; /* what the word zero2 means on the stack */
+    bool zero2_read;            /* the scenario's zero2 was read as fsdp_grad_op */
     enum framework framework;
     int order[DIM_COUNT];        /* placement, innermost (fastest-varying rank) first */
     int first_stage_layers;      /* layers on the first pipeline stage, 0 = even split */
@@ -343,6 +356,9 @@ struct fw_setting {
 struct fw_state {
     const char *name;    /* "other" when no profile was selected */
     const char *version; /* the version that applies */
+    const char *asked;   /* the version string as written; NULL or "" = the current one */
+    const char *reading; /* how `asked` selected `version` ("deepspeed 0.14.4 -> profile
+                            'current' (v0.16.0, ...): ..."), NULL when it names it */
     const char *read;    /* the sources the version was read from */
     const char *note;    /* a caveat about the version, or NULL */
     const struct fw_setting *settings;

@@ -11,6 +11,7 @@
 #include "base/files.h"
 #include "base/util.h"
 #include "report/report.h"
+#include "model/layout.h"
 #include "model/workload.h"
 
 static cJSON *obj(cJSON *parent, const char *name)
@@ -55,6 +56,8 @@ static void config_json(cJSON *root, const struct scenario *s)
     cJSON_AddBoolToObject(p, "sequence_parallel", s->par.sequence_parallel);
     cJSON_AddStringToObject(p, "schedule", schedule_name(s->par.schedule));
     cJSON_AddStringToObject(p, "sharding", sharding_name(s->par.sharding));
+    if (layout_sharding_reading(s))
+        cJSON_AddStringToObject(p, "sharding_reading", layout_sharding_reading(s));
 }
 
 /* The framework profile: name, version, and every setting with what became of it. */
@@ -65,6 +68,10 @@ static void framework_json(cJSON *root, const struct scenario *s)
 
     cJSON_AddStringToObject(o, "name", fw->name ? fw->name : "other");
     cJSON_AddStringToObject(o, "version", fw->version ? fw->version : "");
+    if (fw->asked)
+        cJSON_AddStringToObject(o, "version_asked", fw->asked);
+    if (fw->reading)
+        cJSON_AddStringToObject(o, "version_reading", fw->reading);
     cJSON_AddStringToObject(o, "read", fw->read ? fw->read : "");
     if (fw->note)
         cJSON_AddStringToObject(o, "note", fw->note);

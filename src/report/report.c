@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "model/cost.h"
+#include "model/layout.h"
 #include "model/workload.h"
 
 static void fmt_bytes(double b, char *buf, size_t n)
@@ -58,6 +59,8 @@ static void framework_line(FILE *f, const struct scenario *s)
     if (!fw->name || !fw->nsettings) {
         fprintf(f, "  framework  %s%s%s (no profile settings)\n", fw->name ? fw->name : "other",
                 fw->version && *fw->version ? " " : "", fw->version ? fw->version : "");
+        if (fw->reading)
+            fprintf(f, "             framework_version %s\n", fw->reading);
         return;
     }
     fprintf(f, "  framework  %s %s: %d default%s applied", fw->name, fw->version, applied,
@@ -77,6 +80,8 @@ static void framework_line(FILE *f, const struct scenario *s)
         fputc(')', f);
     }
     fputc('\n', f);
+    if (fw->reading)
+        fprintf(f, "             framework_version %s\n", fw->reading);
 }
 
 /* "selective", "selective (torchtitan op save list)", "full (every 2nd block)". */
@@ -145,6 +150,8 @@ static void config_section(FILE *f, const struct scenario *s)
     if (p->sequence_parallel)
         fprintf(f, ", sequence parallel");
     fprintf(f, ", sharding %s\n", sharding_name(p->sharding));
+    if (layout_sharding_reading(s))
+        fprintf(f, "             sharding: %s\n", layout_sharding_reading(s));
     framework_line(f, s);
 }
 
