@@ -229,7 +229,7 @@ static void post_plan(const struct api_request *rq, const struct api_limits *l,
     if (posted_load(rq, l, plan_opts, &p, out) != 0)
         return;
     if (plan_search(p.s, &o, &res, NULL, msg, sizeof(msg)) != 0) {
-        api_error(out, o.max_layouts > 0 && strstr(msg, "bound") ? 422 : 400,
+        api_error(out, strstr(msg, "the bound on the work of one request") ? 422 : 400,
                   "simtrain plan: error: %s", msg);
     } else {
         if (!posted_over_budget(&p, l, out)) {
