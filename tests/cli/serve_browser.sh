@@ -1,7 +1,8 @@
 #!/bin/sh
 # The page in a real browser (headless Chromium; README command 1 installs it): `simtrain
 # serve` on a free loopback port, the page loaded with its scripts run, and the step time it
-# shows (the element id="step-time") equal to the command line's for the flagship; then the
+# shows (the element id="step-time") equal to the command line's for the flagship; two
+# configurations side by side, B with --set overrides, each equal to its command line; then the
 # page `--html` wrote, opened from disk with no server, showing the same. Skipped (exit 77)
 # only where no chromium is installed.
 # Run from the repository root: tests/cli/serve_browser.sh path/to/simtrain
@@ -63,6 +64,14 @@ else
     grep -q 'id="tl-a"' "$tmp/served.html" || fail "served page: no timeline"
     grep -q 'class="verdict fits"' "$tmp/served.html" || fail "served page: no memory verdict"
     grep -q '<option value="07-pipeline-bubbles"' "$tmp/served.html" || fail "served page: no labs"
+    # two configurations side by side, B with overrides (the page's #fragment sets them)
+    want_b=$("$bin" scenarios/70b_256gpu.yaml --set parallelism.tp=4 --set parallelism.dp=16 \
+        --json - -q | sed -n 's/^[[:space:]]*"step_time_s":[[:space:]]*\([0-9.e+-]*\),$/\1/p')
+    dump "http://127.0.0.1:$port/#compare&b.parallelism.tp=4&b.parallelism.dp=16" compare
+    got=$(shown "$tmp/compare.html")
+    close "$got" "$want" || fail "compare: A's step time '$got', the command line's $want"
+    got=$(sed -n 's/.*id="step-time-b">\([0-9.e+-]*\)<.*/\1/p' "$tmp/compare.html" | head -n 1)
+    close "$got" "$want_b" || fail "compare: B's step time '$got', the command line's $want_b"
 fi
 kill "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
