@@ -1,7 +1,8 @@
 # plots/pipeline.gp - the pipeline schedule of one step, as in NAR21 Fig. 3-4: one row per
-# pipeline stage (stage 0 on top), forward passes light blue, backward green, weight-gradient
-# passes (zero-bubble) purple, recomputation orange, white where the stage waits (the
-# bubble). With few micro-batches each box carries its micro-batch number.
+# pipeline stage (stage 0 on top), forward passes light blue, backward green, deferred
+# weight-gradient passes (zero-bubble) purple where they run, recomputation orange, white
+# where the stage waits (the bubble). With few micro-batches each box carries its
+# micro-batch number.
 # Written by `simtrain SCENARIO.yaml --plot DIR` (src/plot.c).
 #
 # Data: pipeline.dat rows "x0 x1 stage rgb microbatch" (time in `unit`); kinds lists the
@@ -15,6 +16,9 @@ if (!exists("labels")) labels = 0
 if (!exists("stepend")) stepend = 1
 if (!exists("kinds")) kinds = 'FB'
 kt(k, t) = strstrt(kinds, k) ? t : ''
+# With weight-gradient passes (ZB-H1) a green box is a whole backward, or its input-gradient
+# pass B alone where the stage deferred its W.
+btitle = strstrt(kinds, 'W') ? 'backward (B alone where W is deferred)' : 'backward'
 
 set title sprintf('Pipeline schedule: %s', titletext) noenhanced
 set xlabel sprintf('time in the step (%s)', unit)
@@ -39,14 +43,14 @@ do for [fmt in 'png svg'] {
         plot datafile using (($1+$2)/2):3:1:2:($3-0.38):($3+0.38):4 with boxxyerror lc rgb variable notitle, \
              '' using (($1+$2)/2):3:(sprintf('%d', $5)) with labels font ',9' notitle, \
              NaN with boxes lc rgb '#77aadd' title kt('F', 'forward'), \
-             NaN with boxes lc rgb '#44aa66' title kt('B', 'backward'), \
-             NaN with boxes lc rgb '#aa66cc' title kt('W', 'weight gradients'), \
+             NaN with boxes lc rgb '#44aa66' title kt('B', btitle), \
+             NaN with boxes lc rgb '#aa66cc' title kt('W', 'weight gradients (W)'), \
              NaN with boxes lc rgb '#ee8866' title kt('R', 'recompute')
     } else {
         plot datafile using (($1+$2)/2):3:1:2:($3-0.38):($3+0.38):4 with boxxyerror lc rgb variable notitle, \
              NaN with boxes lc rgb '#77aadd' title kt('F', 'forward'), \
-             NaN with boxes lc rgb '#44aa66' title kt('B', 'backward'), \
-             NaN with boxes lc rgb '#aa66cc' title kt('W', 'weight gradients'), \
+             NaN with boxes lc rgb '#44aa66' title kt('B', btitle), \
+             NaN with boxes lc rgb '#aa66cc' title kt('W', 'weight gradients (W)'), \
              NaN with boxes lc rgb '#ee8866' title kt('R', 'recompute')
     }
     unset output

@@ -35,6 +35,8 @@ static const struct size_case cases[] = {
       { "parallelism.sequence_parallel=false", "parallelism.tp_async_allreduce=false", NULL } },
     { "scenarios/70b_256gpu.yaml",
       { "parallelism.schedule=zb-h1", "parallelism.vpp=1", "training.recompute=full", NULL } },
+    { "scenarios/70b_256gpu.yaml",
+      { "parallelism.schedule=zb-h1", "parallelism.vpp=1", "training.global_batch=32", NULL } },
     { "scenarios/70b_256gpu.yaml", { "parallelism.schedule=gpipe", "parallelism.vpp=1", NULL } },
     { "scenarios/70b_256gpu_fsdp.yaml", { NULL } },
     { "scenarios/70b_256gpu_tp4pp8.yaml", { NULL } },

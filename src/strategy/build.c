@@ -329,12 +329,12 @@ static int unit_layer_backward(struct build *b, int ui, int mb, int prev, int mo
     struct prog *p = b->p;
     enum recompute rc = strategy_unit_recompute(b, ui);
     double saved = lc->act[rc], extra = 0;
-    int t = prev, first, last;
+    int t = prev, first, last, variant = strategy_unit_variant(&b->units[ui]);
 
     if (mode == BWD_WEIGHT) {
         t = layer_backward(b, ui, mb, 2, t, -1, &first, &last);
-        task_mem_end(&p->tasks[last], MC_ACT, -bytes_i64(saved));
-        strategy_mark_modules(b, last, true, mods->saved[rc], -1);
+        task_mem_end(&p->tasks[last], MC_ACT, -b->mods.w_pending_bytes[variant]);
+        strategy_mark_modules(b, last, true, b->mods.w_pending[variant], -1);
         b->last_bwd = last;
         return t;
     }
@@ -366,14 +366,16 @@ static int unit_layer_backward(struct build *b, int ui, int mb, int prev, int mo
         task_mem_end(&p->tasks[last], MC_ACT, -bytes_i64(lc->bwd_transient));
         strategy_mark_modules(b, last, true, mods->transient, -1);
     }
-    /* Recomputed tensors die with this backward; the saved set dies with the weight grads. */
+    /* Recomputed and saved tensors die with this backward; a B pass leaves its W's inputs. */
     if (extra > 0) {
         task_mem_end(&p->tasks[last], MC_ACT, -bytes_i64(extra));
         strategy_mark_modules(b, last, true, mods->extra[rc], -1);
     }
-    if (mode == BWD_FULL) {
-        task_mem_end(&p->tasks[last], MC_ACT, -bytes_i64(saved));
-        strategy_mark_modules(b, last, true, mods->saved[rc], -1);
+    task_mem_end(&p->tasks[last], MC_ACT, -bytes_i64(saved));
+    strategy_mark_modules(b, last, true, mods->saved[rc], -1);
+    if (mode == BWD_INPUT) {
+        task_mem_end(&p->tasks[last], MC_ACT, b->mods.w_pending_bytes[variant]);
+        strategy_mark_modules(b, last, true, b->mods.w_pending[variant], 1);
     }
     b->last_bwd = last;
     return t;
@@ -418,7 +420,9 @@ static int unit_backward(struct build *b, int ui, int mb, int prev, int mode)
         if (u->kind == UNIT_HEAD)
             next = edge_tp_coll(b, u, true, mb, t);
     }
-    if (mode != BWD_INPUT && b->dp && b->dp->post_backward)
+    /* A layer's weight gradients are complete after its W pass, the embedding's and head's
+     * after their B pass (they do their weight gradients with it). */
+    if ((u->kind != UNIT_LAYER || mode != BWD_INPUT) && b->dp && b->dp->post_backward)
         b->dp->post_backward(b, ui, mb, b->last_bwd);
     return next >= 0 ? next : t;
 }

@@ -3,7 +3,7 @@
  * model-parallel communication inside it (see strategy.h).
  *
  * A layer is two parts (attention, MLP), each split into pieces
- * (struct seg_times) between which communication can sit:
+ * (struct seg_times, pieces.c) between which communication can sit:
  *
  *   norm | [AG] | router | [A2A] | col GEMM | mid | core [CP ring] | row GEMM | [A2A] | [RS/AR] |
  * residual
@@ -41,116 +41,18 @@
  * all-to-all combines them back after the expert GEMMs; backward does both in
  * reverse. The expert GEMMs take moe_imbalance times their uniform-routing
  * time: the busiest rank sets the pace of the all-to-all that follows.
+ *
+ * Zero-bubble schedules split a backward into a B pass (input gradients) and a
+ * W pass (the projections' weight gradients), as sail-sg's WeightGradStore
+ * does (ZB; zero-bubble-pipeline-parallelism commits 95212f70, a84d634a): the B
+ * pass's reduction of the column GEMM's input gradient has no weight gradient
+ * left to overlap and blocks, and under sequence parallelism the W pass
+ * re-gathers, blocking, what the B pass kept sharded.
  */
 #include <assert.h>
 #include <string.h>
 
 #include "strategy/strategy.h"
-
-/* ---- splitting the workload's operators into pieces --------------------------------------- */
-
-enum piece {
-    PC_PRE,
-    PC_GATE,
-    PC_COL,
-    PC_MID,
-    PC_CORE,
-    PC_ROW,
-    PC_POST
-};
-
-static sim_time *piece(struct seg_times *t, int pc)
-{
-    switch (pc) {
-    case PC_PRE:
-        return &t->pre;
-    case PC_GATE:
-        return &t->gate;
-    case PC_COL:
-        return &t->col;
-    case PC_MID:
-        return &t->mid;
-    case PC_CORE:
-        return &t->core;
-    case PC_ROW:
-        return &t->row;
-    default:
-        return &t->post;
-    }
-}
-
-static bool is_core(const struct op *o)
-{
-    return o->kind == OP_ATTN || o->core;
-}
-
-/* The router and what sits with it before the dispatch (MoE token permutation). */
-static bool is_router(const struct op *o)
-{
-    return o->seg == SEG_GATE;
-}
-
-/* A projection with weights (the router excluded). */
-static bool is_proj(const struct op *o)
-{
-    return o->kind == OP_GEMM && !o->core && !is_router(o);
-}
-
-static void split_part(const struct layer_cost *lc, int part, struct part_split *ps)
-{
-    int col = -1, row = -1, i;
-
-    memset(ps, 0, sizeof(*ps));
-    for (i = 0; i < lc->nops; i++) {
-        const struct op *o = &lc->ops[i];
-        if (o->part != part || !is_proj(o))
-            continue;
-        if (col < 0)
-            col = i;
-        row = i;
-    }
-    for (i = 0; i < lc->nops; i++) {
-        const struct op *o = &lc->ops[i];
-        int pc;
-        if (o->part != part)
-            continue;
-        if (is_core(o))
-            pc = PC_CORE;
-        else if (is_router(o))
-            pc = PC_GATE;
-        else if (col < 0 || i < col)
-            pc = PC_PRE;
-        else if (i == col)
-            pc = PC_COL;
-        else if (i < row)
-            pc = PC_MID;
-        else if (i == row)
-            pc = PC_ROW;
-        else
-            pc = PC_POST;
-        *piece(&ps->fwd, pc) = time_add(*piece(&ps->fwd, pc), o->t_fwd);
-        *piece(&ps->dgrad, pc) = time_add(*piece(&ps->dgrad, pc), o->t_dgrad);
-        *piece(&ps->wgrad, pc) = time_add(*piece(&ps->wgrad, pc), o->t_wgrad);
-    }
-}
-
-void layer_split(struct build *b)
-{
-    int part;
-
-    const struct model *m = &b->s->model;
-    bool win = m->window > 0 && m->window < b->s->train.seq_len;
-
-    for (part = 0; part < PART_COUNT; part++) {
-        split_part(&b->layer, part, &b->split[0][part]);
-        if (m->moe.experts > 0)
-            split_part(&b->layer_moe, part, &b->split[1][part]);
-        if (win)
-            split_part(&b->layer_win, part, &b->split[2][part]);
-        if (win && m->moe.experts > 0)
-            split_part(&b->layer_moe_win, part, &b->split[3][part]);
-    }
-}
 
 /* ---- the emitter: compute merged between communication points ------------------------------ */
 
@@ -609,23 +511,29 @@ int layer_forward(struct build *b, int ui, int mb, int tcat, int prev, int dep, 
 
 /*
  * The column-parallel GEMM's backward: input gradient, then the reduction of
- * that gradient (async) alongside the weight gradient.
+ * that gradient (async) alongside the weight gradient. In a zero-bubble B pass
+ * (`split`: the weight gradient deferred to W) sail-sg's layers.py
+ * (zero-bubble-pipeline-parallelism @39f2c186,
+ * LinearWithGradAccumulationAndAsyncCommunication.backward) leaves the input's
+ * sequence-parallel re-gather to the W pass and issues the reduction blocking
+ * (async_op=wgrad_compute): no weight-gradient GEMM follows to hide it.
  */
 static void col_backward(struct em *e, const struct lctx *x, sim_time dgrad, sim_time wgrad,
-                         const char *label)
+                         const char *label, bool split)
 {
-    int regather = -1, red, w;
+    int regather = -1, red, w, op = x->overlap ? COLL_SEND_RECV : x->ar_op;
+    double bytes = x->overlap ? ring_bytes(x) : x->tp_bytes;
 
     if (!x->tp) {
         em_add(e, dgrad + wgrad, label);
         return;
     }
-    if (!x->async) {
+    if (!x->async || split) {
         /* Megatron-LM before --async-tensor-model-parallel-allreduce (2021): autograd runs the
          * linear's whole backward, then _CopyToModelParallelRegion.backward all-reduces the
          * input gradient synchronously (megatron/mpu/mappings.py). */
         em_add(e, dgrad + wgrad, label);
-        em_sync(e, COMM_TP, x->ar_op, x->tp_bytes);
+        em_sync(e, COMM_TP, x->async ? op : x->ar_op, x->async ? bytes : x->tp_bytes);
         return;
     }
     /* With tp_comm_overlap both are userbuffers bulk transfers (ring exchange) instead of NCCL. */
@@ -634,8 +542,7 @@ static void col_backward(struct em *e, const struct lctx *x, sim_time dgrad, sim
                               : em_comm(e, COMM_TP, COLL_ALL_GATHER, x->tp_bytes);
     em_add(e, dgrad, label);
     em_flush(e);
-    red = x->overlap ? em_comm(e, COMM_TP, COLL_SEND_RECV, ring_bytes(x))
-                     : em_comm(e, COMM_TP, x->ar_op, x->tp_bytes);
+    red = em_comm(e, COMM_TP, op, bytes);
     if (regather >= 0)
         prog_dep(e->b->p, red, regather);
     w = em_compute(e, wgrad, label, regather);
@@ -644,6 +551,11 @@ static void col_backward(struct em *e, const struct lctx *x, sim_time dgrad, sim
     em_wait(e, w);
 }
 
+/*
+ * One part backward; `weights` false is a zero-bubble B pass: the projections'
+ * weight gradients go to the W pass (part_weights()), the rest (norms, the MoE
+ * router: not the captured linear layers) stays here.
+ */
 static void part_backward(struct em *e, const struct lctx *x, int part, bool weights,
                           bool skip_post)
 {
@@ -652,10 +564,10 @@ static void part_backward(struct em *e, const struct lctx *x, int part, bool wei
     bool attn = part == PART_ATTN;
     const char *label = attn ? "attn bwd L%d" : "mlp bwd L%d";
     double imb = attn ? 1.0 : x->imb;
-    sim_time wk = weights ? 1 : 0; /* multiplies weight gradients in or out */
+    sim_time wk = weights ? 1 : 0; /* multiplies the projections' weight gradients in or out */
 
     if (!skip_post)
-        em_add(e, with_wgrad(d->post, w->post, wk),
+        em_add(e, time_add(d->post, w->post),
                attn ? "attn residual bwd L%d" : "mlp residual bwd L%d");
     if (x->sp && x->overlap && !x->ep) {
         overlapped_gemm(e, x, d->row, label, true);
@@ -668,18 +580,42 @@ static void part_backward(struct em *e, const struct lctx *x, int part, bool wei
         em_add(e, scaled(with_wgrad(d->row, w->row, wk), imb), label);
     }
     em_add(e, scaled(with_wgrad(d->mid, w->mid, wk), imb), label);
-    core(e, x, with_wgrad(d->core, w->core, wk), true);
+    core(e, x, time_add(d->core, w->core), true);
     if (x->ep && !attn) {
         em_add(e, scaled(with_wgrad(d->col, w->col, wk), imb), label);
         em_sync(e, COMM_EP, COLL_ALL_TO_ALL, x->a2a_bytes);
-        em_add(e, with_wgrad(d->gate, w->gate, wk), label);
+        em_add(e, time_add(d->gate, w->gate), label);
         if (x->tp)
             em_sync(e, COMM_TP, x->ar_op, x->tp_bytes);
     } else {
-        em_add(e, with_wgrad(d->gate, w->gate, wk), label);
-        col_backward(e, x, scaled(d->col, imb), scaled(time_mul(w->col, wk), imb), label);
+        em_add(e, time_add(d->gate, w->gate), label);
+        col_backward(e, x, scaled(d->col, imb), scaled(time_mul(w->col, wk), imb), label, !weights);
     }
-    em_add(e, with_wgrad(d->pre, w->pre, wk), attn ? "attn norm bwd L%d" : "mlp norm bwd L%d");
+    em_add(e, time_add(d->pre, w->pre), attn ? "attn norm bwd L%d" : "mlp norm bwd L%d");
+}
+
+/*
+ * One part's zero-bubble W pass: the weight-gradient GEMMs sail-sg's WeightGradStore
+ * deferred, in the order the B pass queued them (row-parallel first). Under sequence
+ * parallelism each first re-gathers, blocking, the tensor it kept sharded (commit a84d634a,
+ * layers.py execute_w_pass: the row-parallel GEMM's output gradient under
+ * reshard_for_sequence_parallel, the column-parallel GEMM's input in pre_process); expert
+ * GEMMs keep their dispatched tokens and need no collective.
+ */
+static void part_weights(struct em *e, const struct lctx *x, int part)
+{
+    const struct seg_times *w = &x->ps[part].wgrad;
+    bool ep = x->ep && part == PART_MLP, gather = x->sp && !ep;
+    double imb = part == PART_MLP ? x->imb : 1.0;
+    sim_time row = scaled(time_add(w->row, w->mid), imb), col = scaled(w->col, imb);
+    const char *label = part == PART_ATTN ? "wgrad attn L%d" : "wgrad mlp L%d";
+
+    if (gather && row > 0)
+        em_sync(e, COMM_TP, COLL_ALL_GATHER, x->tp_bytes);
+    em_add(e, row, label);
+    if (gather && col > 0)
+        em_sync(e, COMM_TP, COLL_ALL_GATHER, x->tp_bytes);
+    em_add(e, col, label);
 }
 
 struct bwd_args {
@@ -701,23 +637,14 @@ static int emit_backward(struct build *b, const void *arg, int *out)
     lctx_init(&x, b, u);
     em_init(&e, b, TC_BWD, a->mb, u->layer, a->prev, a->dep);
     if (mode == 2) {
-        sim_time wg = 0;
-        int part;
-        for (part = 0; part < PART_COUNT; part++) {
-            const struct seg_times *w = &x.ps[part].wgrad;
-            double imb = part == PART_MLP ? x.imb : 1.0;
-            sim_time proj = time_add(time_add(w->col, w->mid), w->row);
-            wg = time_add(wg, time_add(time_add(w->pre, w->gate), time_add(w->core, w->post)));
-            wg = time_add(wg, scaled(proj, imb));
-        }
-        em_add(&e, wg, "wgrad L%d");
+        part_weights(&e, &x, PART_MLP);
+        part_weights(&e, &x, PART_ATTN);
     } else {
         part_backward(&e, &x, PART_MLP, mode == 0, a->skip);
         part_backward(&e, &x, PART_ATTN, mode == 0, false);
         if (a->fold) {
             const struct part_split *ns = &b->split[strategy_unit_variant(nx)][PART_MLP];
-            em_add(&e, with_wgrad(ns->dgrad.post, ns->wgrad.post, mode == 0),
-                   "mlp residual bwd L%d");
+            em_add(&e, time_add(ns->dgrad.post, ns->wgrad.post), "mlp residual bwd L%d");
         }
     }
     em_flush(&e);

@@ -83,6 +83,25 @@ static void layer_mods(const struct layer_cost *lc, struct layer_mods *out)
     all_in(MM_MLP, lc->bwd_transient, out->transient); /* the MLP backward's gradients */
 }
 
+/* What a zero-bubble B pass keeps for its W, for each layer variant the stage has. */
+static void w_pending_mods(struct build *b)
+{
+    const struct model *m = &b->s->model;
+    bool win = m->window > 0 && m->window < b->s->train.seq_len;
+    const struct layer_cost *lc[4] = { &b->layer, &b->layer_moe, &b->layer_win, &b->layer_moe_win };
+
+    for (int v = 0; v < 4; v++) {
+        double bytes[MM_COUNT], total = 0;
+        if (((v & 1) && m->moe.experts == 0) || ((v & 2) && !win))
+            continue;
+        layer_w_pending(lc[v], &b->sh, bytes);
+        for (int k = 0; k < MM_COUNT; k++)
+            total += bytes[k];
+        strategy_modules_whole(bytes, total, b->mods.w_pending[v]);
+        b->mods.w_pending_bytes[v] = bytes_i64(total);
+    }
+}
+
 void strategy_modules_init(struct build *b)
 {
     struct build_mods *bm = &b->mods;
@@ -91,6 +110,8 @@ void strategy_modules_init(struct build *b)
     layer_mods(&b->layer, &bm->layer[0]);
     if (b->s->model.moe.experts > 0)
         layer_mods(&b->layer_moe, &bm->layer[1]);
+    if (b->s->par.schedule == SCHED_ZB_H1)
+        w_pending_mods(b);
     strategy_edge_modules(&b->embed, false, v);
     strategy_modules_whole(v, b->embed.act, bm->embed);
     strategy_edge_modules(&b->head, false, v);

@@ -83,8 +83,12 @@ static double layer_pass_tasks(const struct scenario *s)
         n += fwd;
     else if (s->train.recompute == RC_SELECTIVE)
         n += 1;
-    if (s->par.schedule == SCHED_ZB_H1)
-        n += 2; /* the weight-gradient pass: its compute and the mark after it */
+    if (s->par.schedule == SCHED_ZB_H1) {
+        /* A W pass: per part a re-gather under SP and a GEMM, twice, and the mark after it;
+         * a stage splits p of its m backwards at most (schedule.c). */
+        double m = (double)s->train.global_batch / ((double)s->train.micro_batch * s->par.dp);
+        n += (2 * (2 * f.sp + 2) + 1) * (m > s->par.pp ? s->par.pp / m : 1);
+    }
     return n;
 }
 

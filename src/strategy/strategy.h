@@ -109,6 +109,8 @@ struct layer_mods {
 struct build_mods {
     struct layer_mods layer[2]; /* dense, MoE */
     int64_t embed[MM_COUNT], head_act[MM_COUNT], logits[MM_COUNT], logits_transient[MM_COUNT];
+    int64_t w_pending[4][MM_COUNT]; /* zero-bubble: a B pass's bytes kept for its W, by variant */
+    int64_t w_pending_bytes[4];     /* their sum */
 };
 
 struct build {
@@ -210,8 +212,14 @@ int layer_backward(struct build *b, int ui, int mb, int mode, int prev, int dep,
  */
 enum recompute strategy_unit_recompute(const struct build *b, int ui);
 
-/* Fill b->split from the workload's operators (layer.c). */
+/* Fill b->split from the workload's operators (pieces.c). */
 void layer_split(struct build *b);
+
+/*
+ * Bytes a zero-bubble B pass of a layer costing `lc` leaves alive until its W pass, by
+ * module (pieces.c): the weight GEMMs' inputs and output gradients.
+ */
+void layer_w_pending(const struct layer_cost *lc, const struct shard *sh, double out[MM_COUNT]);
 
 /*
  * Build the program of every pipeline stage: out[s] for s in [0, pp). Returns

@@ -173,6 +173,7 @@ static const struct layer_sum *layer_of(struct estimator *e, const struct scenar
     v->fwd = est_sec(lc.fwd[PART_ATTN] + lc.fwd[PART_MLP]);
     v->bwd = est_sec(lc.dgrad[PART_ATTN] + lc.dgrad[PART_MLP] + lc.wgrad[PART_ATTN] +
                      lc.wgrad[PART_MLP]);
+    v->wgrad = est_sec(lc.wgrad[PART_ATTN] + lc.wgrad[PART_MLP]);
     v->rc_sel = est_sec(lc.recompute_selective);
     for (int i = 0; i < lc.nops; i++)
         if (lc.ops[i].kind == OP_ATTN || lc.ops[i].core) {

@@ -17,6 +17,7 @@
 /* One transformer layer for one micro-batch on one rank, seconds and bytes. */
 struct layer_sum {
     double fwd, bwd, rc_sel; /* forward, backward (dgrad + wgrad), selective recompute, s */
+    double wgrad;            /* of the backward, the weight gradients, s */
     double attn_fwd;         /* attention core forward, s (context-parallel overlap) */
     double attn_bwd;         /* attention core backward, s */
     double act[3];           /* saved bytes by enum recompute */
@@ -68,6 +69,7 @@ struct cand {
 struct stage_sum {
     int dense, moe;  /* layers */
     double t, t_bwd; /* per micro-batch: total, backward part, s */
+    double t_w;      /* per micro-batch: the weight gradients of the backward, s */
     double comp, tp; /* per micro-batch: compute, exposed TP, s */
     double cpep;     /* per micro-batch: exposed CP + EP, s */
     double params;   /* per rank, elements */

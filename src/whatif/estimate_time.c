@@ -85,6 +85,7 @@ void est_stage_sums(const struct cand *c, int pp, struct stage_sum *st)
                 st[k].dense += !moe;
                 st[k].comp += ls->fwd + ls->bwd + re + off;
                 st[k].t_bwd += ls->bwd + re + c->t_block * (blocks - 2) + c->t_cp_b + off;
+                st[k].t_w += ls->wgrad;
                 st[k].tp += c->t_block * blocks;
                 st[k].cpep += c->t_cp_f + c->t_cp_b + (moe ? 4 * c->t_a2a : 0);
                 st[k].params += ls->params;
@@ -103,6 +104,24 @@ void est_stage_sums(const struct cand *c, int pp, struct stage_sum *st)
     }
 }
 
+/*
+ * ZB-H1's fill and drain: each stage but the slowest adds F + B - W instead of 1F1B's
+ * F + B + W, its deferred weight gradients filling the drain: (p - 1)(F + B - W), what its
+ * order gives with fixed pass times (tests/test_schedule.c), a third at F = B = W (ZB §2.1).
+ */
+static double zb_h1_fill(const struct stage_sum *st, int pp)
+{
+    double fill = 0;
+    int top = 0;
+
+    for (int k = 0; k < pp; k++) {
+        double f = st[k].t - 2 * st[k].t_w;
+        fill += f > 0 ? f : 0;
+        top = st[k].t > st[top].t ? k : top;
+    }
+    return fill - (st[top].t - 2 * st[top].t_w > 0 ? st[top].t - 2 * st[top].t_w : 0);
+}
+
 /* Pipeline time (formulas.md §4). */
 double est_pipeline_s(const struct scenario *s, int m, const struct stage_sum *st, double *bubble)
 {
@@ -118,7 +137,7 @@ double est_pipeline_s(const struct scenario *s, int m, const struct stage_sum *s
     else if (s->par.schedule == SCHED_INTERLEAVED)
         tot = m * tmax + (tsum - tmax) / s->par.vpp;
     else if (s->par.schedule == SCHED_ZB_H1)
-        tot = m * tmax + (tsum - tmax) / 3;
+        tot = m * tmax + zb_h1_fill(st, pp);
     else
         tot = (m - 1) * tmax + tsum;
     *bubble = tot - m * tmax;
