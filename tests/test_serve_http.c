@@ -255,7 +255,7 @@ static void test_http_50_concurrent(void **state)
     serve_stop(sv);
 }
 
-/* One worker and a queue of one: of 12 slow requests at once, the extra ones get 503 at once. */
+/* One worker and a queue of one: of 12 slow requests at once, those beyond get 503 at once. */
 static void test_http_queue_full_503(void **state)
 {
     struct server *sv = start(1, 1);
@@ -266,7 +266,7 @@ static void test_http_queue_full_503(void **state)
     clients(serve_port(sv), text, 12, 1, &sum);
     assert_int_equal(sum.ok + sum.busy, 12);
     assert_int_equal(sum.other, 0);
-    assert_true(sum.ok >= 2);
+    assert_true(sum.ok >= 1); /* one runs (and one waits, unless it came before the worker woke) */
     assert_true(sum.busy >= 1);
     free(sum.first);
     free(text);
