@@ -19,7 +19,9 @@
 #include "config/schema.h"
 #include "model/cost.h"
 #include "model/fp8.h"
+#include "model/memory.h"
 #include "model/workload.h"
+#include "support.h"
 
 /* An H100-like part with round rates: memory-bound time is bytes / 2 TB/s + 4 us. */
 static void h100ish(struct scenario *s, enum fp8_recipe r)
@@ -215,6 +217,72 @@ static void test_fp8_workload_layer(void **state)
     cfg_free_hw(hw);
 }
 
+/* The bytes of program p's data-parallel all-gathers. */
+static double dp_gather_bytes(const struct prog *p)
+{
+    double b = 0;
+
+    for (int i = 0; i < p->ntasks; i++)
+        if (p->tasks[i].kind == TASK_COLL && p->tasks[i].comm == COMM_DP &&
+            p->tasks[i].op == COLL_ALL_GATHER)
+            b += p->tasks[i].bytes;
+    return b;
+}
+
+/*
+ * FP8 parameters (training.fp8_params; Megatron --fp8-param-gather, NeMo fp8_param_gather): a
+ * projection weight is FP8 data + transpose, 2 B, where the 16-bit weight and its two cached
+ * FP8 copies take 4 B (memory.c), so the parameters' memory falls by the projections' 2 B;
+ * the distributed optimizer gathers the projections in 1 B. Without TE's recipe, refused.
+ */
+static void test_fp8_params_memory_and_gather(void **state)
+{
+    const char *text = "hardware: dgx-h100\nworkload: llama3-8b\ncluster: {nodes: 1}\n"
+                       "training: {seq_len: 4096, global_batch: 16, precision: fp8, "
+                       "framework: megatron}\n"
+                       "parallelism: {tp: 2, sharding: zero1, sequence_parallel: true}\n";
+    const char *on[] = { "training.fp8_params=true", NULL };
+    const char *bad[] = { "training.fp8_params=true", "training.fp8_recipe=torchao_tensorwise",
+                          NULL };
+    struct scenario *a = test_load("t.yaml", text, NULL), *b = test_load("t.yaml", text, on);
+    struct state_bytes sa, sb;
+    struct run ra, rb;
+    double share;
+    struct cfg_override o[2];
+    FILE *diag = tmpfile();
+    char msg[512];
+
+    (void)state;
+    memory_state_bytes(a, &sa);
+    memory_state_bytes(b, &sb);
+    share = sa.fp8_copies / 2;               /* the projections' share of the parameters */
+    assert_true(share > 0.8 && share < 0.9); /* Llama 3 8B: untied 128K-vocab embeddings */
+    assert_false(sb.fp8_copies > 0);
+    assert_true(test_rel_err(sa.gathered, 2) < 1e-12);
+    assert_true(test_rel_err(sb.gathered, 2 - share) < 1e-12);
+    test_simulate(a, false, &ra);
+    test_simulate(b, false, &rb);
+    assert_true(test_rel_err((double)rb.sim.ranks[0].at_peak[MC_PARAMS],
+                             (double)ra.sim.ranks[0].at_peak[MC_PARAMS] * 2 / (2 + 2 * share)) <
+                1e-3);
+    assert_true(test_rel_err(dp_gather_bytes(rb.progs[0]),
+                             dp_gather_bytes(ra.progs[0]) * (2 - share) / 2) < 1e-3);
+    run_release(&ra);
+    run_release(&rb);
+    cfg_free(a);
+    cfg_free(b);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(cfg_override_init(&o[i], bad[i], stderr), 0);
+    assert_null(cfg_load_scenario_mem("t.yaml", text, strlen(text), o, 2, diag));
+    for (int i = 0; i < 2; i++)
+        cfg_override_release(&o[i]);
+    rewind(diag);
+    msg[fread(msg, 1, sizeof(msg) - 1, diag)] = '\0';
+    fclose(diag);
+    assert_non_null(strstr(msg, "fp8_params needs precision 'fp8' with a Transformer Engine "
+                                "fp8_recipe (te_delayed or te_current), not 'torchao_tensorwise'"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -223,6 +291,7 @@ int main(void)
         cmocka_unit_test(test_fp8_torchao),
         cmocka_unit_test(test_fp8_small_linear_filter),
         cmocka_unit_test(test_fp8_workload_layer),
+        cmocka_unit_test(test_fp8_params_memory_and_gather),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -403,6 +403,69 @@ static void test_import_set_over_sources(void **state)
     free(yml);
 }
 
+/*
+ * A bare config.json with --hardware and --gpus is a scenario with stated defaults for the
+ * training it does not give (docs/import.md, "A bare config.json"): sequences of 4096 tokens, or
+ * of max_position_embeddings when shorter (GPT-2's 1024), one micro-batch per GPU; --set wins,
+ * and the global batch follows a --set micro-batch. The scenario loads and runs.
+ */
+static void test_import_hf_bare_defaults(void **state)
+{
+    struct cfg_override set[2] = { { "training.micro_batch", "2", "training.micro_batch=2" },
+                                   { "training.seq_len", "8192", "training.seq_len=8192" } };
+    const char *files[1] = { HF("meta-llama--Meta-Llama-3.1-8B") };
+    struct import_request rq = {
+        .kind = IMPORT_HF_CONFIG, .files = files, .nfiles = 1, .hardware = "dgx-h100", .gpus = 8
+    };
+    char *text, *diag = NULL;
+    struct scenario *s;
+    size_t len, dlen;
+    FILE *d;
+
+    (void)state;
+    text = import(IMPORT_HF_CONFIG, HF("meta-llama--Meta-Llama-3.1-8B"), "dgx-h100", 8, NULL, false,
+                  &diag);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "  seq_len: 4096 "));
+    assert_non_null(strstr(text, "default for a bare config.json: 4096 tokens (docs/import.md)"));
+    assert_non_null(strstr(text, "  global_batch: 8 "));
+    assert_non_null(strstr(text, "default for a bare config.json: 8 GPUs x micro-batch 1"));
+    assert_non_null(strstr(text, "# - note: training.seq_len 4096: a bare config.json gives no "
+                                 "sequence length"));
+    s = cfg_load_scenario_mem("bare.yaml", text, strlen(text), NULL, 0, stderr);
+    assert_non_null(s);
+    assert_int_equal(s->train.seq_len, 4096);
+    assert_int_equal(s->train.global_batch, 8);
+    cfg_free(s);
+    free(text);
+    free(diag);
+    text = import(IMPORT_HF_CONFIG, HF("mlc-preset--gpt2"), "dgx-h100", 1, NULL, false, &diag);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "  seq_len: 1024 "));
+    assert_non_null(strstr(text, "1024 tokens = max_position_embeddings"));
+    assert_non_null(strstr(text, "  global_batch: 1 "));
+    free(text);
+    free(diag);
+    rq.sets = set;
+    rq.nsets = 2;
+    d = open_memstream(&diag, &dlen);
+    text = import_scenario(&rq, d, &len);
+    fclose(d);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "  seq_len: 8192 "));
+    assert_non_null(strstr(text, "  micro_batch: 2 "));
+    assert_non_null(strstr(text, "  global_batch: 16 "));
+    free(text);
+    free(diag);
+    rq.gpus = 0; /* --gpus stays required */
+    rq.nsets = 0;
+    d = open_memstream(&diag, &dlen);
+    assert_null(import_scenario(&rq, d, &len));
+    fclose(d);
+    assert_non_null(strstr(diag, "does not say how many GPUs run it: pass --gpus"));
+    free(diag);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -413,6 +476,7 @@ int main(void)
         cmocka_unit_test(test_import_strict_order),
         cmocka_unit_test(test_import_axolotl_optimizer_impl),
         cmocka_unit_test(test_import_set_over_sources),
+        cmocka_unit_test(test_import_hf_bare_defaults),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

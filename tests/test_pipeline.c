@@ -151,6 +151,52 @@ static void test_partition_framework_rules(void **state)
     assert_int_equal(split(3, 4, 1, SPLIT_TORCHTITAN, out), -1); /* more stages than layers */
 }
 
+/*
+ * Megatron-Core's get_num_layers_to_build (transformer_block.py L52-160 @core_v0.12.0):
+ * 126 layers on pp 8 x vpp 8 (Megatron-Bridge's 405B H100 configuration) with the embedding
+ * and the loss counted are 1, 2 x 62, 1 per virtual stage; the embedding alone: 127 layers on
+ * pp 8 (128 / 8 = 16, the first stage 15); the loss alone: 15 on the last stage; a count that
+ * pp does not divide, or a stage share vpp does not, is refused. First/last stage sizes: each
+ * stage's chunks even under Megatron's rule (an odd stage share refused), refused beside the
+ * embedding or loss accounting.
+ */
+static void test_partition_megatron_rules(void **state)
+{
+    int out[64], want[64];
+    struct scenario s;
+    char reason[200];
+
+    (void)state;
+    for (int i = 0; i < 64; i++)
+        want[i] = i == 0 || i == 63 ? 1 : 2;
+    assert_int_equal(split(126, 8, 8, SPLIT_MEGATRON, out), 0);
+    expect_split(out, 8, 8, want);
+    assert_int_equal(split(126, 8, 8, SPLIT_AUTO, out), 0);
+    expect_split(out, 8, 8, want);
+    assert_int_equal(split(127, 8, 1, SPLIT_MEGATRON_EMB, out), 0);
+    expect_split(out, 8, 1, (const int[]){ 15, 16, 16, 16, 16, 16, 16, 16 });
+    assert_int_equal(split(127, 8, 1, SPLIT_MEGATRON_LOSS, out), 0);
+    expect_split(out, 8, 1, (const int[]){ 16, 16, 16, 16, 16, 16, 16, 15 });
+    assert_int_equal(split(127, 8, 1, SPLIT_MEGATRON, out), -1);
+    assert_int_equal(split(126, 4, 3, SPLIT_MEGATRON, out), -1); /* 32 per stage, 3 chunks */
+    memset(&s, 0, sizeof(s));
+    s.model.layers = 30;
+    s.par.pp = 4;
+    s.par.vpp = 2;
+    s.par.pp_split = SPLIT_EVEN;
+    s.par.first_stage_layers = 6;
+    s.par.last_stage_layers = 8;
+    assert_int_equal(pp_layers(&s, out, reason, sizeof(reason)), 0);
+    expect_split(out, 4, 2, (const int[]){ 3, 4, 4, 4, 3, 4, 4, 4 });
+    s.par.first_stage_layers = 5;
+    s.par.last_stage_layers = 9;
+    assert_int_equal(pp_layers(&s, out, reason, sizeof(reason)), -1);
+    assert_non_null(strstr(reason, "vpp (2) does not divide the 5 layers of pipeline stage 0"));
+    s.par.pp_split = SPLIT_MEGATRON;
+    assert_int_equal(pp_layers(&s, out, reason, sizeof(reason)), -1);
+    assert_non_null(strstr(reason, "cannot be combined with the embedding or loss counted"));
+}
+
 /* The program of a cp 4 run of BASE (one stage, 16 layers, seq 8192) under `method`. */
 static struct scenario *cp_run(const char *method, struct run *r)
 {
@@ -517,6 +563,7 @@ int main(void)
         cmocka_unit_test(test_partition_llama3_405b),
         cmocka_unit_test(test_partition_chunks_and_errors),
         cmocka_unit_test(test_partition_framework_rules),
+        cmocka_unit_test(test_partition_megatron_rules),
         cmocka_unit_test(test_pipeline_cp_methods),
         cmocka_unit_test(test_partition_scenario_accounts_embedding),
         cmocka_unit_test(test_pipeline_1f1b_bubble_closed_form),

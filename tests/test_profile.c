@@ -211,6 +211,63 @@ static void test_profile_rules_follow_cfg_set(void **state)
     free(text);
 }
 
+/*
+ * NeMo's and Megatron-Bridge's recipe defaults: sequence parallelism whenever tp > 1 (unless the
+ * scenario says otherwise), bf16 gradients and FP8 parameters for FP8 runs (25.04's
+ * performance scripts; 24.07's FP8 launchers reduce in bf16 without FP8 parameters), Nemotron-4
+ * 340B's selective recompute in the 24.07 launcher, and Megatron-Core's embedding and loss
+ * accounting that lets 126 layers run on pp 8 x vpp 8 (Megatron-Bridge's 405B layout).
+ */
+static void test_profile_nemo_recipes(void **state)
+{
+    const char *tp4[] = { "parallelism.tp=4", "training.global_batch=64", NULL };
+    const char *fp8[] = { "parallelism.tp=4", "training.precision=fp8", NULL };
+    const char *own[] = { "parallelism.tp=4", "parallelism.sequence_parallel=false", NULL };
+    const char *n340[] = { "workload.layers=96", "workload.hidden=18432", "workload.heads=96",
+                           NULL };
+    char *t25 = scenario_text("  framework: nemo\n  framework_version: \"25.04\"\n", NULL);
+    char *t24 = scenario_text("  framework: nemo\n  framework_version: \"24.07\"\n", NULL);
+    char *tbr = scenario_text("  framework: nemo\n  framework_version: \"26.04.01\"\n",
+                              "parallelism: {tp: 4, pp: 8, vpp: 8}\n");
+    struct scenario *s;
+
+    (void)state;
+    s = test_load("t.yaml", t25, tp4);
+    assert_true(s->par.sequence_parallel);
+    assert_int_equal(s->train.grad_dtype, DT_FP32);
+    assert_false(s->train.fp8_params);
+    cfg_free(s);
+    s = test_load("t.yaml", t25, fp8);
+    assert_int_equal(s->train.grad_dtype, DT_BF16);
+    assert_true(s->train.fp8_params);
+    cfg_free(s);
+    s = test_load("t.yaml", t25, own);
+    assert_false(s->par.sequence_parallel);
+    cfg_free(s);
+    s = test_load("t.yaml", t24, fp8);
+    assert_int_equal(s->train.grad_dtype, DT_BF16);
+    assert_false(s->train.fp8_params);
+    cfg_free(s);
+    s = test_load("t.yaml", t24, n340);
+    assert_int_equal(s->train.recompute, RC_SELECTIVE);
+    cfg_free(s);
+    s = test_load("t.yaml", t24, NULL);
+    assert_int_equal(s->train.recompute, RC_NONE);
+    cfg_free(s);
+    {
+        const char *l405[] = { "workload.layers=126", "training.global_batch=64", "cluster.nodes=4",
+                               NULL };
+        s = test_load("t.yaml", tbr, l405);
+        assert_string_equal(s->fw.version, "bridge-0.2");
+        assert_int_equal(s->par.pp_split, SPLIT_AUTO);
+        assert_true(s->par.sequence_parallel);
+        cfg_free(s);
+    }
+    free(t25);
+    free(t24);
+    free(tbr);
+}
+
 /* An inherited version applies its parent's settings first: axolotl 0.6 on hf accelerate-1.0. */
 static void test_profile_inherits(void **state)
 {
@@ -391,6 +448,7 @@ int main(void)
         cmocka_unit_test(test_profile_layering),
         cmocka_unit_test(test_profile_rules_follow_cfg_set),
         cmocka_unit_test(test_profile_inherits),
+        cmocka_unit_test(test_profile_nemo_recipes),
         cmocka_unit_test(test_profile_unknown_names),
         cmocka_unit_test(test_profile_file_errors),
         cmocka_unit_test(test_profile_file_date_errors),

@@ -68,11 +68,14 @@ static void test_profile_version_table(void **state)
         { "megatron", "24.09", "core_r0.8.0" },
         { "megatron", "25.11", "core_v0.12.0" },
         { "megatron", "latest", "core_v0.12.0" },
-        /* NeMo: containers YY.MM[.patch] (24.09 ships NeMo 2.0.0), NeMo's own numbers. */
+        /* NeMo: containers YY.MM[.patch] (24.09 ships NeMo 2.0.0), NeMo's and Megatron-Bridge's
+       numbers. */
         { "nemo", "24.09", "2.0" },
         { "nemo", "24.12", "2.0" },
         { "nemo", "25.11", "25.04" },
-        { "nemo", "26.04.01", "25.04" },
+        { "nemo", "26.04.01", "bridge-0.2" },
+        { "nemo", "0.2.0", "bridge-0.2" }, /* a bare 0.x is Megatron-Bridge's */
+        { "nemo", "bridge-v0.3.0", "bridge-0.2" },
         { "nemo", "24.05", "24.07" },
         { "nemo", "nvcr.io/nvidia/nemo:24.12", "2.0" },
         { "nemo", "2.0.0rc1", "24.07" },

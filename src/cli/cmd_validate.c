@@ -31,7 +31,7 @@ static const struct cli_opt validate_opts[] = {
 const struct cli_command cmd_validate_spec = {
     .name = "validate",
     .synopsis = "simtrain validate RUNS.csv [OPTION]...",
-    .about = "Simulates every measured run of RUNS.csv (format: tests/validation/README.md) and\n"
+    .about = "Simulates every measured run of RUNS.csv (format: docs/runs-format.md) and\n"
              "compares: one line per row (measured, predicted, signed error or the reason it\n"
              "could not be simulated) and |error| statistics per metric. Exit status 0 when the\n"
              "file could be read, whatever the row errors.\n",

@@ -31,6 +31,37 @@ static const char *import_only_option(const struct cli_input *in)
                               : NULL;
 }
 
+/* Was `key` given with --set? */
+static bool set_has(const struct cli_overrides *set, const char *key)
+{
+    for (int i = 0; i < set->n; i++)
+        if (strcmp(set->ovr[i].key, key) == 0)
+            return true;
+    return false;
+}
+
+/*
+ * A bare config.json gives no training: say which of the stated defaults the run took
+ * (import/rules.c imp_training_defaults; docs/import.md, "A bare config.json").
+ */
+static void note_bare_defaults(const struct scenario *s, const char *path,
+                               const struct cli_overrides *set)
+{
+    bool seq = !set_has(set, "training.seq_len"), batch = !set_has(set, "training.global_batch");
+
+    if (!seq && !batch)
+        return;
+    fprintf(stderr,
+            "note: %s gives no training; simtrain's defaults for a bare config.json: ", path);
+    if (seq)
+        fprintf(stderr, "training.seq_len %d (4096, or max_position_embeddings when shorter)",
+                s->train.seq_len);
+    if (batch)
+        fprintf(stderr, "%straining.global_batch %d (one micro-batch per GPU)", seq ? ", " : "",
+                s->train.global_batch);
+    fprintf(stderr, " (docs/import.md); --set them for others\n");
+}
+
 static struct scenario *load_imported(const struct cli_list *pos, const struct cli_input *in,
                                       const struct cli_overrides *set, char **text_out,
                                       size_t *len_out)
@@ -59,6 +90,8 @@ static struct scenario *load_imported(const struct cli_list *pos, const struct c
                 pos->items[0], import_kind_name(rq.kind));
     else
         s->path = pos->items[0]; /* reports name the config, as they name a scenario file */
+    if (s && rq.kind == IMPORT_HF_CONFIG)
+        note_bare_defaults(s, pos->items[0], set);
     free(name);
     if (s && text_out) {
         *text_out = text;

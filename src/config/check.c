@@ -598,6 +598,12 @@ static int check_hardware_features(struct scenario *s, struct cfg_error *err)
         return cfg_fail(err, "training.fp8_recipe",
                         "fp8_recipe '%s' needs precision 'fp8' (precision is '%s')",
                         fp8_recipe_name(t->fp8_recipe), dtype_name(t->precision));
+    /* FP8 parameters are Transformer Engine's Float8Tensor (fp8_model_init). */
+    if (t->fp8_params && t->fp8_recipe != FP8_TE_DELAYED && t->fp8_recipe != FP8_TE_CURRENT)
+        return cfg_fail(err, "training.fp8_params",
+                        "fp8_params needs precision 'fp8' with a Transformer Engine fp8_recipe "
+                        "(te_delayed or te_current), not '%s'",
+                        fp8_recipe_name(t->fp8_recipe));
     if (!attn_impl_available(hw->gpu.arch, t->attention_impl))
         return cfg_fail(err, "training.attention_impl",
                         "attention_impl '%s' needs a Hopper GPU (hardware '%s' is %s)",

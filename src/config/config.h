@@ -100,6 +100,13 @@ void cfg_report_error(const struct scenario *s, const struct cfg_error *err, FIL
  */
 int cfg_set(struct scenario *s, const char *key, const char *value, struct cfg_error *err);
 
+/*
+ * cfg_set() for a scenario built in code (a runs-file row): text values (nccl.version) are
+ * copied into `a`, which must outlive the scenario.
+ */
+int cfg_set_in(struct scenario *s, struct arena *a, const char *key, const char *value,
+               struct cfg_error *err);
+
 /* Directories searched for `hardware: NAME` style references, in order. */
 const char *cfg_data_dir(void);
 

@@ -53,6 +53,8 @@ static const struct enum_name pp_split_names[] = {
     { "megatron", SPLIT_MEGATRON },
     { "torchtitan", SPLIT_TORCHTITAN },
     { "torchtitan_weighted", SPLIT_TORCHTITAN_W },
+    { "megatron_embedding", SPLIT_MEGATRON_EMB },
+    { "megatron_loss", SPLIT_MEGATRON_LOSS },
     { NULL, 0 },
 };
 static const struct enum_name cp_method_names[] = {
@@ -241,6 +243,10 @@ static const struct field training_rows[] = {
       .doc = "how FP8 linears cast: Transformer Engine delayed / current scaling, torchao" },
     { BOOL("fp8_filter_small", struct training, fp8_filter_small, "false"),
       .doc = "torchao auto_filter_small_kn: linears too small to gain stay BF16" },
+    /* Issue 24: Megatron's --fp8-param-gather, NeMo / Megatron-Bridge fp8_param_gather. */
+    { BOOL("fp8_params", struct training, fp8_params, "false"),
+      .doc = "FP8 parameters (Transformer Engine, fp8_param_gather): projection weights kept as "
+             "FP8 data + transpose, no 16-bit copy; gathered in FP8 after the step" },
     { BOOL("compile", struct training, compile, "false"),
       .doc = "torch.compile: FP8 casts fused into their producers, fewer kernel launches" },
     { ENUM("model_code", struct training, model_code, model_code_names, "auto"),
@@ -319,7 +325,8 @@ static const struct field parallelism_rows[] = {
     /* ---- framework profiles: the stacks' pipeline splits (model/partition.c) ---- */
     { ENUM("pp_split", struct parallelism, pp_split, pp_split_names, "auto"),
       .doc = "layers over stages without first/last_stage_layers: auto (even, else embedding and "
-             "loss as a layer each), even, megatron, torchtitan, torchtitan_weighted" },
+             "loss as a layer each), even, megatron (embedding and loss as a layer each), "
+             "megatron_embedding, megatron_loss (one of them), torchtitan, torchtitan_weighted" },
     /* ---- framework profiles: context-parallel attention (strategy/layer.c) ---- */
     { ENUM("cp_method", struct parallelism, cp_method, cp_method_names, "p2p"),
       .doc = "context-parallel attention: p2p (Transformer Engine's ring), allgather or alltoall "

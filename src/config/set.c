@@ -46,6 +46,12 @@ static void rederive(struct scenario *s, const char *key, unsigned given)
 
 int cfg_set(struct scenario *s, const char *key, const char *value, struct cfg_error *err)
 {
+    return cfg_set_in(s, s->src ? &s->src->arena : NULL, key, value, err);
+}
+
+int cfg_set_in(struct scenario *s, struct arena *a, const char *key, const char *value,
+               struct cfg_error *err)
+{
     size_t base_off, bad_at, bad_len;
     const struct field *f;
     struct arena tmp;
@@ -72,9 +78,9 @@ int cfg_set(struct scenario *s, const char *key, const char *value, struct cfg_e
         arena_release(&tmp);
         return -1;
     }
-    /* Strings must outlive the temporary tree: they go to the scenario's arena. Work on a
-     * copy so that a failure leaves *s unchanged. */
-    c.a = s->src ? &s->src->arena : NULL;
+    /* Strings must outlive the temporary tree: they go to the caller's arena (the scenario's
+     * own for a loaded one). Work on a copy so that a failure leaves *s unchanged. */
+    c.a = a;
     copy = *s;
     schema_extract_value(&c, f, NULL,
                          doc->root ? doc->root : yt_new_scalar(&tmp, &doc->src, "", 0, 0, 0),

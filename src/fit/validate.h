@@ -1,10 +1,9 @@
 /*
  * validate.h - predictions against measured training runs.
  *
- * Reads a runs file in the runs format (tests/validation/README.md, "The runs
- * format": one measured configuration and one figure per row, RFC 4180,
- * columns in any order, unknown columns ignored, empty = default),
- * builds a struct scenario per row, simulates it with predict_scenario() and
+ * Reads a runs file in the runs format (docs/runs-format.md: one measured configuration
+ * and one figure per row, RFC 4180, columns in any order, unknown columns ignored, empty =
+ * default), builds a struct scenario per row, simulates it with predict_scenario() and
  * compares the metric: signed error 100 * (predicted - measured) / measured.
  *
  * Row -> scenario: scenario_defaults(); hardware loaded by stem with
@@ -16,10 +15,10 @@
  * dropout, untied). Optional extra columns override that: norm (layernorm |
  * rmsnorm), position (learned | rope | none), bias, dropout, tied_embeddings
  * (0 | 1). The row's framework / framework_version columns select a framework profile
- * (config/profile.h) whose defaults and rules fill what the row leaves empty; a few
- * override columns the runs format does not have (ddp_impl, fsdp_reduce_dtype, the memory
- * columns) state what a source says for its row. Then scenario_finalize(); a failure there is
- * the row's reason.
+ * (config/profile.h) whose defaults and rules fill what the row leaves empty; the `set`
+ * column's KEY=VALUE entries (as --set takes them) and a few extra columns (the memory
+ * columns, ddp_impl, fsdp_reduce_dtype, attention_impl) state what a source says for its row.
+ * Then scenario_finalize(); a failure there is the row's reason.
  *
  * A row that cannot be simulated (bad field, unknown hardware, impossible
  * layout, out of memory for a time or throughput figure, a feature the

@@ -1,7 +1,7 @@
 /*
  * validate_internal.h - what validate.c (evaluating the rows, statistics) and validate_row.c
  * (reading one row of a runs file into a scenario) share beyond validate.h, private to
- * src/fit/: the columns of the runs format (tests/validation/README.md) and the header checks.
+ * src/fit/: the columns of the runs format (docs/runs-format.md) and the header checks.
  */
 #ifndef SIMTRAIN_VALIDATE_INTERNAL_H
 #define SIMTRAIN_VALIDATE_INTERNAL_H
@@ -63,6 +63,7 @@ enum col {
     C_MODEL_CODE,
     C_ATTENTION_IMPL,
     C_FRAGMENTATION,
+    C_SET,
     C_COUNT
 };
 

@@ -82,7 +82,7 @@ static const struct {
     [C_OVERHEAD] = { "memory_overhead_gib", false },
     /*
      * Overrides a source states for its row where the row's framework profile would set
-     * something else (tests/validation/README.md, "Override columns"): lora_dropout (the
+     * something else (docs/runs-format.md; the set column states any key): lora_dropout (the
      * adapter dropout probability, training.lora.dropout), ddp_impl (megatron | pytorch:
      * ddp.impl, Megatron's --DDP-impl per model in the SC'21 scripts), fsdp_reduce_dtype (fp32
      * | bf16 | fp16: fsdp.reduce_dtype, llm-foundry's mixed-precision mode per table row) and
@@ -97,6 +97,8 @@ static const struct {
     [C_MODEL_CODE] = { "model_code", false },
     [C_ATTENTION_IMPL] = { "attention_impl", false },
     [C_FRAGMENTATION] = { "memory_fragmentation", false },
+    /* Settings no other column states, as `simtrain --set` takes them: KEY=VALUE;KEY=VALUE. */
+    [C_SET] = { "set", false },
 };
 
 void validate_find_columns(const struct csv_table *t, int *col)
@@ -389,6 +391,16 @@ static int fill_parallel(struct rowctx *rc, struct scenario *s)
 
 /* The scenario key each column sets: a non-empty one overrides the framework's profile. */
 static const char *const column_key[C_COUNT] = {
+    [C_NUM_GPUS] = "cluster.gpus",
+    [C_LAYERS] = "workload.layers",
+    [C_HIDDEN] = "workload.hidden",
+    [C_HEADS] = "workload.heads",
+    [C_VOCAB] = "workload.vocab",
+    [C_FFN_ACT] = "workload.activation",
+    [C_MOE_EXPERTS] = "workload.moe.experts",
+    [C_MOE_TOPK] = "workload.moe.topk",
+    [C_SEQ_LEN] = "training.seq_len",
+    [C_GLOBAL_BATCH] = "training.global_batch",
     [C_KV_HEADS] = "workload.kv_heads",
     [C_FFN_HIDDEN] = "workload.ffn_hidden",
     [C_MICRO_BATCH] = "training.micro_batch",
@@ -426,15 +438,81 @@ static const char *const column_key[C_COUNT] = {
     [C_FRAGMENTATION] = "training.memory_fragmentation",
 };
 
+/* The column that states `key` in this row (non-empty), or -1. */
+static int key_column(const struct rowctx *rc, const char *key)
+{
+    for (int c = 0; c < C_COUNT; c++)
+        if (column_key[c] && !strcmp(column_key[c], key) && *field(rc, (enum col)c))
+            return c;
+    return -1;
+}
+
 /* Does the row state `key` itself (a non-empty column that sets it)? */
 static bool row_given(const char *key, const void *ctx)
 {
-    const struct rowctx *rc = ctx;
+    return key_column(ctx, key) >= 0;
+}
 
-    for (int c = 0; c < C_COUNT; c++)
-        if (column_key[c] && !strcmp(column_key[c], key) && *field(rc, (enum col)c))
-            return true;
-    return false;
+/* ---- the set column ------------------------------------------------------------- */
+
+#define SET_MAX 32 /* entries of one row's set column */
+
+/*
+ * The row's `set` column: KEY=VALUE entries separated by ';' (spaces around each part
+ * ignored, empty entries skipped), each applied as `simtrain --set` applies it to a loaded
+ * scenario (cfg_set_in: the schema's types, units and ranges; the profile's rules and the
+ * derived defaults follow). A key twice, or a key a column of the row states, is an error.
+ */
+static int apply_set(struct rowctx *rc, struct scenario *s, struct arena *a)
+{
+    const char *p = field(rc, C_SET);
+    char keys[SET_MAX][64];
+    int n = 0;
+
+    while (*p) {
+        size_t len = strcspn(p, ";"), klen;
+        const char *e = p, *end = p + len, *eq;
+        char key[64], value[256];
+        struct cfg_error err;
+
+        p = *end ? end + 1 : end;
+        while (e < end && (*e == ' ' || *e == '\t'))
+            e++;
+        while (end > e && (end[-1] == ' ' || end[-1] == '\t'))
+            end--;
+        if (e == end)
+            continue;
+        eq = memchr(e, '=', (size_t)(end - e));
+        if (!eq)
+            return bad(rc, "set '%.*s': expected KEY=VALUE", (int)(end - e), e);
+        for (klen = (size_t)(eq - e); klen > 0 && (e[klen - 1] == ' ' || e[klen - 1] == '\t');)
+            klen--;
+        if (klen == 0 || klen >= sizeof(key) || (size_t)(end - eq - 1) >= sizeof(value))
+            return bad(rc,
+                       "set '%.*s': expected KEY=VALUE (a key of at most %zu characters, a "
+                       "value of at most %zu)",
+                       (int)(end - e), e, sizeof(key) - 1, sizeof(value) - 1);
+        memcpy(key, e, klen);
+        key[klen] = '\0';
+        for (eq++; eq < end && (*eq == ' ' || *eq == '\t'); eq++)
+            ;
+        memcpy(value, eq, (size_t)(end - eq));
+        value[end - eq] = '\0';
+        for (int i = 0; i < n; i++)
+            if (!strcmp(keys[i], key))
+                return bad(rc, "set: key '%s' is given twice", key);
+        if (n == SET_MAX)
+            return bad(rc, "set: more than %d entries", SET_MAX);
+        snprintf(keys[n++], sizeof(keys[0]), "%s", key);
+        if (!strcmp(key, "training.framework") || !strcmp(key, "training.framework_version"))
+            return bad(rc, "set: '%s' is the row's column '%s'", key, key + 9);
+        if (key_column(rc, key) >= 0)
+            return bad(rc, "set: key '%s' is also the row's column '%s'", key,
+                       columns[key_column(rc, key)].name);
+        if (cfg_set_in(s, a, key, value, &err))
+            return bad(rc, "set '%s=%s': %s", key, value, err.msg);
+    }
+    return 0;
 }
 
 /* ---- framework profiles --------------------------------------------------------- */
@@ -535,6 +613,8 @@ int validate_row_scenario(const struct csv_table *t, int row, const struct hardw
      * defaults (framework-dependent overlap, FSDP dtypes). */
     profile_bind(s, row_given, &rc);
     profile_apply(s);
+    if (apply_set(&rc, s, &vp->arena))
+        return -1;
     cfg_read_words(s, s->given | s->fw.given);
     memset(&err, 0, sizeof(err));
     if (scenario_finalize(s, &err))

@@ -3,6 +3,7 @@
  * paths named inside configs, the decoder class of the model (accelerate's FSDP wrap check).
  */
 #define _POSIX_C_SOURCE 200809L /* stat() */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -108,15 +109,57 @@ int imp_from_set(struct imp *im, const char *key, const char *what)
     return 0;
 }
 
+/*
+ * A bare config.json says nothing of the training: without --set, simtrain's stated defaults
+ * for it (docs/import.md, "A bare config.json"): sequences of 4096 tokens (the model's
+ * max_position_embeddings when shorter), micro-batch 1, and one micro-batch per GPU per step
+ * (global batch = GPUs x micro-batch), as `accelerate estimate-memory` answers for a bare model.
+ */
+#define HF_DEFAULT_SEQ 4096
+
 int imp_training_defaults(struct imp *im)
 {
+    const char *max = imp_get(im, "workload.max_seq");
+    int seq = HF_DEFAULT_SEQ, micro = 1, gpus;
+
     if (imp_cluster(im, 0, NULL, NULL))
         return -1;
-    if (imp_from_set(im, "training.seq_len", "sequence length") ||
-        imp_from_set(im, "training.global_batch", "global batch (sequences per step)"))
-        return -1;
-    if (imp_set_value(im, "training.micro_batch"))
-        imp_from_set(im, "training.micro_batch", "micro-batch");
+    gpus = imp_gpus(im);
+    if (max && atoi(max) > 0 && atoi(max) < seq)
+        seq = atoi(max);
+    if (imp_set_value(im, "training.micro_batch")) {
+        if (imp_from_set(im, "training.micro_batch", "micro-batch"))
+            return -1;
+        micro = atoi(imp_get(im, "training.micro_batch"));
+    }
+    if (imp_set_value(im, "training.seq_len")) {
+        if (imp_from_set(im, "training.seq_len", "sequence length"))
+            return -1;
+    } else {
+        imp_putf(im, "training.seq_len",
+                 imp_fmt(im, "default for a bare config.json: %d tokens%s (docs/import.md)", seq,
+                         seq < HF_DEFAULT_SEQ ? " = max_position_embeddings" : ""),
+                 "%d", seq);
+        imp_note(im, FATE_NOTE, NULL,
+                 "training.seq_len %d: a bare config.json gives no sequence length; "
+                 "--set training.seq_len=VALUE for another",
+                 seq);
+    }
+    if (imp_set_value(im, "training.global_batch")) {
+        if (imp_from_set(im, "training.global_batch", "global batch (sequences per step)"))
+            return -1;
+    } else if (micro > 0 && gpus <= INT32_MAX / micro) {
+        imp_putf(im, "training.global_batch",
+                 imp_fmt(im,
+                         "default for a bare config.json: %d GPU%s x micro-batch %d, one "
+                         "micro-batch per step (docs/import.md)",
+                         gpus, gpus == 1 ? "" : "s", micro),
+                 "%d", gpus * micro);
+        imp_note(im, FATE_NOTE, NULL,
+                 "training.global_batch %d: a bare config.json gives no batch; "
+                 "--set training.global_batch=VALUE for another",
+                 gpus * micro);
+    }
     imp_put(im, "training.model_code", "hf", "a Hugging Face model: transformers' modules");
     imp_put_framework(im, "hf", "a Hugging Face model");
     return 0;

@@ -46,21 +46,33 @@ static double compute_param_bytes(const struct scenario *s)
     return p < 2 ? 2 : p; /* fp8 training keeps 16-bit weights and casts per GEMM */
 }
 
+/* The projection weights' share of the model's parameters (fp8.h: the FP8 linears). */
+static double linear_share(const struct scenario *s)
+{
+    double total = workload_params_total(&s->model);
+
+    return total > 0 ? s->model.layers * workload_linear_params_layer(&s->model, false) / total : 0;
+}
+
 /*
  * Persistent FP8 copies of the projection weights, per parameter of the model: Transformer
  * Engine through Megatron's modules caches the FP8 weight and its transpose across
  * micro-batches (fp8.h), 2 B per projection weight, spread over all parameters here.
+ *
+ * With FP8 parameters (training.fp8_params: TE fp8_model_init, Megatron --fp8-param-gather,
+ * NeMo / Megatron-Bridge fp8_param_gather) a projection weight is a Float8Tensor, its FP8 data
+ * (1 B) and the FP8 transpose TE keeps beside it (1 B), with no 16-bit copy: 2 B where the
+ * 16-bit weight and its two FP8 caches take 4 B, so the caches' 2 B fall away. The
+ * distributed optimizer all-gathers the updated shards in FP8, 1 B per projection weight
+ * (Megatron-Core distributed/param_and_grad_buffer.py: the FP8 parameters' buffer is uint8).
  */
 static double fp8_copies(const struct scenario *s)
 {
-    double b = fp8_weight_copy_bytes(s, scenario_model_code(s) == CODE_MEGATRON), total;
+    double b = fp8_weight_copy_bytes(s, scenario_model_code(s) == CODE_MEGATRON);
 
-    if (!(b > 0)) /* no FP8 copies: skip the per-layer walk (plan calls this per candidate) */
+    if (!(b > 0) || s->train.fp8_params) /* skip the per-layer walk (plan: per candidate) */
         return 0;
-    total = workload_params_total(&s->model);
-    if (!(total > 0))
-        return 0;
-    return b * s->model.layers * workload_linear_params_layer(&s->model, false) / total;
+    return b * linear_share(s);
 }
 
 void memory_state_bytes(const struct scenario *s, struct state_bytes *out)
@@ -69,6 +81,7 @@ void memory_state_bytes(const struct scenario *s, struct state_bytes *out)
 
     out->params = p;
     out->fp8_copies = fp8_copies(s);
+    out->gathered = s->train.fp8_params ? p - (p - 1) * linear_share(s) : p;
     out->master = s->train.master_weights && p < 4 ? 4.0 : 0.0;
     out->grads = dtype_bytes(s->train.grad_dtype);
     out->optim = optim_bytes(s, p);

@@ -40,6 +40,7 @@
 struct state_bytes {
     double params;     /* weights as stored for compute */
     double fp8_copies; /* persistent FP8 weight copies (Megatron + TE, fp8.h), per parameter */
+    double gathered;   /* what the distributed optimizer all-gathers after the step */
     double master;     /* fp32 master copy (0 when none) */
     double grads;      /* gradient buffer */
     double optim;      /* optimizer states */

@@ -84,30 +84,37 @@ static void by_virtual_stage(const int *vs, int pp, int v, int *out)
 }
 
 /*
- * Megatron-Core's account_for_embedding/loss_in_pipeline_split
- * (megatron/core/transformer/transformer_block.py get_num_layers_to_build @core_v0.12.0):
- * layers + 2 split evenly over the pp * v virtual stages, which must divide them; the first
- * virtual stage (stage 0, chunk 0) builds one layer fewer for the embedding, the last (last
- * stage, last chunk) one fewer for the loss.
+ * Megatron-Core's account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split
+ * (megatron/core/transformer/transformer_block.py get_num_layers_to_build, L52-160
+ * @core_v0.12.0): the embedding (emb) and the loss (loss) count as layers, layers + emb + loss
+ * split evenly over the pp stages (asserted divisible), each stage's share evenly over its v
+ * chunks (asserted divisible); the first virtual stage (stage 0, chunk 0) builds one layer fewer
+ * for the embedding, the last (last stage, last chunk) one fewer for the loss.
  */
-static int split_megatron(int layers, int pp, int v, int *vs, char *reason, size_t reason_len)
+static int split_megatron(int layers, int pp, int v, int emb, int loss, int *vs, char *reason,
+                          size_t reason_len)
 {
-    int n = pp * v, per;
+    int n = pp * v, total = layers + emb + loss, per;
+    const char *what = emb && loss ? "embedding and loss" : emb ? "embedding" : "loss";
 
-    if ((layers + 2) % n) {
+    if (total % pp || (total / pp) % v) {
         snprintf(reason, reason_len,
-                 "pp * vpp (%d) does not divide layers + 2 (%d: embedding and loss counted as "
-                 "layers, parallelism.pp_split megatron)",
-                 n, layers + 2);
+                 "pp * vpp (%d * %d) does not divide layers + %d (%d: the %s counted as "
+                 "layers, Megatron-Core's account_for_*_in_pipeline_split)",
+                 pp, v, emb + loss, total, what);
         return -1;
     }
-    per = (layers + 2) / n;
-    if (per < 2 && n > 1) {
-        snprintf(reason, reason_len, "%d layers leave the first or last stage empty", layers);
-        return -1;
-    }
+    per = total / n;
     for (int i = 0; i < n; i++)
-        vs[i] = per - (i == 0) - (i == n - 1);
+        vs[i] = per - (emb && i == 0) - (loss && i == n - 1);
+    for (int i = 0; i < n; i++)
+        if (vs[i] < 1) {
+            snprintf(reason, reason_len,
+                     "%d layers leave the %s virtual pipeline stage without a layer (the %s "
+                     "counted as layers)",
+                     layers, i == 0 ? "first" : "last", what);
+            return -1;
+        }
     return 0;
 }
 
@@ -150,15 +157,52 @@ static int split_torchtitan(int layers, int pp, int v, bool weighted, int *vs, c
     return 0;
 }
 
+/* Does every stage hold the same layers in each of its v chunks? 0, or -1 with a reason. */
+static int chunks_even(const int *out, int pp, int v, char *reason, size_t reason_len)
+{
+    for (int st = 0; st < pp; st++)
+        for (int c = 1; c < v; c++)
+            if (out[c * pp + st] != out[st]) {
+                int n = 0;
+                for (int k = 0; k < v; k++)
+                    n += out[k * pp + st];
+                snprintf(reason, reason_len,
+                         "vpp (%d) does not divide the %d layers of pipeline stage %d: "
+                         "Megatron-Core splits each stage's layers evenly over its chunks "
+                         "(parallelism.pp_split even)",
+                         v, n, st);
+                return -1;
+            }
+    return 0;
+}
+
 int pp_layers(const struct scenario *s, int *out, char *reason, size_t reason_len)
 {
     int pp = s->par.pp, v = s->par.vpp, n = pp * v, layers = s->model.layers, first, last, rc;
     int *vs;
+    bool account = s->par.pp_split == SPLIT_MEGATRON || s->par.pp_split == SPLIT_MEGATRON_EMB ||
+                   s->par.pp_split == SPLIT_MEGATRON_LOSS;
 
+    if ((s->par.first_stage_layers > 0 || s->par.last_stage_layers > 0) && pp > 1 && account) {
+        /* transformer_block.py L63-68 @core_v0.12.0: "Does not support standalone embedding
+           stage and standalone loss stage with uneven pp" */
+        snprintf(reason, reason_len,
+                 "first_stage_layers / last_stage_layers cannot be combined with the embedding "
+                 "or loss counted as layers (pp_split %s), as Megatron-Core asserts",
+                 s->par.pp_split == SPLIT_MEGATRON       ? "megatron"
+                 : s->par.pp_split == SPLIT_MEGATRON_EMB ? "megatron_embedding"
+                                                         : "megatron_loss");
+        return -1;
+    }
     if (s->par.first_stage_layers > 0 || s->par.last_stage_layers > 0 || pp == 1 ||
         s->par.pp_split == SPLIT_AUTO) {
         pp_split(s, &first, &last);
-        return pp_partition(layers, pp, v, first, last, out, reason, reason_len);
+        rc = pp_partition(layers, pp, v, first, last, out, reason, reason_len);
+        /* Megatron-Core splits every stage's layers evenly over its chunks, the uneven first
+           and last stages' too (transformer_block.py L122-129 @core_v0.12.0) */
+        if (rc == 0 && s->par.pp_split == SPLIT_EVEN)
+            rc = chunks_even(out, pp, v, reason, reason_len);
+        return rc;
     }
     if (s->par.pp_split == SPLIT_EVEN) {
         if (layers % n) {
@@ -172,10 +216,13 @@ int pp_layers(const struct scenario *s, int *out, char *reason, size_t reason_le
         return pp_partition(layers, pp, v, 0, 0, out, reason, reason_len);
     }
     vs = xmalloc(sizeof(int) * (size_t)n);
-    rc = s->par.pp_split == SPLIT_MEGATRON
-             ? split_megatron(layers, pp, v, vs, reason, reason_len)
-             : split_torchtitan(layers, pp, v, s->par.pp_split == SPLIT_TORCHTITAN_W, vs, reason,
-                                reason_len);
+    if (s->par.pp_split == SPLIT_MEGATRON || s->par.pp_split == SPLIT_MEGATRON_EMB ||
+        s->par.pp_split == SPLIT_MEGATRON_LOSS)
+        rc = split_megatron(layers, pp, v, s->par.pp_split != SPLIT_MEGATRON_LOSS,
+                            s->par.pp_split != SPLIT_MEGATRON_EMB, vs, reason, reason_len);
+    else
+        rc = split_torchtitan(layers, pp, v, s->par.pp_split == SPLIT_TORCHTITAN_W, vs, reason,
+                              reason_len);
     if (rc == 0)
         by_virtual_stage(vs, pp, v, out);
     free(vs);

@@ -164,7 +164,9 @@ struct training {
     enum model_code model_code;
     enum fp8_recipe fp8_recipe; /* FP8 linears under precision fp8 (te_delayed by default) */
     bool fp8_filter_small;      /* torchao auto_filter_small_kn: small linears stay BF16 */
-    bool compile;               /* torch.compile: casts and element-wise ops fused */
+    bool fp8_params; /* Transformer Engine FP8 parameters (fp8_param_gather): FP8 data and
+                        transpose instead of a 16-bit weight and its FP8 caches */
+    bool compile;    /* torch.compile: casts and element-wise ops fused */
     enum finetune finetune;
     struct lora_spec lora;
     enum offload offload;
@@ -201,11 +203,13 @@ enum sharding {
 /* How layers are split over pipeline stages when pp * vpp does not divide them
  * (parallelism.pp_split; partition.c). */
 enum pp_split_rule {
-    SPLIT_AUTO,        /* even; else the embedding and the loss as a layer each, if that divides */
-    SPLIT_EVEN,        /* pp * vpp must divide the layers (Megatron-LM before core_r0.9.0) */
-    SPLIT_MEGATRON,    /* account_for_embedding/loss_in_pipeline_split (Megatron-Core 0.12) */
-    SPLIT_TORCHTITAN,  /* torchtitan 2024-12 generate_split_points */
-    SPLIT_TORCHTITAN_W /* torchtitan v0.1+: embedding and output weigh one layer each */
+    SPLIT_AUTO,         /* even; else the embedding and the loss as a layer each, if that divides */
+    SPLIT_EVEN,         /* pp * vpp must divide the layers (Megatron-LM before core_r0.9.0) */
+    SPLIT_MEGATRON,     /* account_for_embedding/loss_in_pipeline_split (Megatron-Core 0.12) */
+    SPLIT_TORCHTITAN,   /* torchtitan 2024-12 generate_split_points */
+    SPLIT_TORCHTITAN_W, /* torchtitan v0.1+: embedding and output weigh one layer each */
+    SPLIT_MEGATRON_EMB, /* account_for_embedding_in_pipeline_split alone */
+    SPLIT_MEGATRON_LOSS /* account_for_loss_in_pipeline_split alone */
 };
 
 /* How context-parallel attention gets the other ranks' K/V (parallelism.cp_method; layer.c). */

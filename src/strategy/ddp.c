@@ -251,8 +251,8 @@ static void ddp_step(struct build *b)
             emit_pass(b, grad_bytes, "zero grad buffer", t);
         /* Parameter all-gather of the updated shards, in the reduction's buckets of parameters. */
         memory_state_bytes(b->s, &sb);
-        pbytes = d->params * sb.params;
-        cap = d->bucket_bytes / dtype_bytes(b->s->train.grad_dtype) * sb.params;
+        pbytes = d->params * sb.gathered;
+        cap = d->bucket_bytes / dtype_bytes(b->s->train.grad_dtype) * sb.gathered;
         while (pbytes > 0 && n > 1) {
             double take = pbytes < cap ? pbytes : cap;
             int g = prog_coll(p, ST_DP_GATHER, TC_COMM_DP, COMM_DP, COLL_ALL_GATHER, take,

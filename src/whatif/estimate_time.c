@@ -218,7 +218,7 @@ double est_dp_tail_s(const struct cand *c, const struct stage_sum *st, double *o
      * estimate at training.grad_dtype. */
     gbytes = roles.trainable *
              (rules_dp_impl(s) == DPI_FSDP ? dtype_bytes(s->fsdp.reduce_dtype) : sb.grads);
-    pbytes = roles.trainable * sb.params;
+    pbytes = roles.trainable * sb.gathered; /* the 16-bit (or FP8) parameters gathered */
     /* The optimizer updates this rank's shard; on the host under offload (INFINITY). */
     opt_params = roles.trainable /
                  (isinf(c->f.optim)
