@@ -8,14 +8,16 @@
 # 1. Only folders sit at the top of src/, and each is in the order below (or stands apart).
 # 2. A folder includes only itself and the folders below it, lowest first:
 #      base < model < net < prog < strategy < engine < run < report < config < fit < whatif
-#      < import < cli
+#      < import < serve < cli
 #    config/, the YAML front end, sits above the simulation it feeds: model/ holds the typed
 #    structs it fills, and strategy/ .. report/ run from those without the loader; only the
 #    commands that read files (fit/, whatif/, cli/) include it. import/ translates the configs
-#    of other tools into scenario text for cli/ (import and --from) alone.
+#    of other tools into scenario text for cli/ (import and --from) alone. serve/, the HTTP
+#    server and the page, calls the stages the commands call, for cli/ (serve and --html).
 #    An include names its folder ("model/workload.h"); only kernels/ includes bare names.
-# 3. mpi/ and kernels/ stand apart: they include only themselves, nothing includes kernels/,
-#    and only whatif/mpi_sweep.c includes mpi/mpi_module.h (the module it loads).
+# 3. mpi/, http/ and kernels/ stand apart: they include only themselves, nothing includes
+#    kernels/, only whatif/mpi_sweep.c includes mpi/mpi_module.h and only serve/serve.c
+#    includes http/http_module.h (the modules they load).
 # 4. A header whose name ends in _internal.h is private to its folder.
 # 5. No cycles between modules. A module is one concern's files in one folder: x.h, its
 #    private x_internal.h, x.c and the x_*.c files that implement it (when no x_*.h of their
@@ -38,8 +40,8 @@ trap 'rm -f "$list"' EXIT
 
 cd "$src"
 # shellcheck disable=SC2046 # one file name per line, none with spaces (rule 1 checks names)
-LC_ALL=C awk -v order="base model net prog strategy engine run report config fit whatif import cli" \
-    -v apart="mpi kernels" -v sq="'" -v allowed="whatif/mpi_sweep.c:mpi/mpi_module.h" '
+LC_ALL=C awk -v order="base model net prog strategy engine run report config fit whatif import serve cli" \
+    -v apart="mpi http kernels" -v sq="'" -v allowed="whatif/mpi_sweep.c:mpi/mpi_module.h serve/serve.c:http/http_module.h" '
 function folder(p) { return index(p, "/") ? substr(p, 1, index(p, "/") - 1) : "" }
 function base(p,   b) { b = p; sub(/.*\//, "", b); return b }
 function stem(p,   s) { s = base(p); sub(/\.[^.]*$/, "", s); sub(/_internal$/, "", s); return s }

@@ -6,6 +6,7 @@
 #include "base/files.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,19 +21,25 @@ struct input {
     char *path; /* as it was read */
 };
 
+/* The inputs read so far: shared by the threads of `simtrain serve`, so behind a lock. */
 static struct input *inputs;
 static size_t ninputs, cap_inputs;
+static pthread_mutex_t inputs_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void note(const char *path, const struct stat *st)
 {
+    pthread_mutex_lock(&inputs_lock);
     for (size_t i = 0; i < ninputs; i++)
-        if (inputs[i].dev == st->st_dev && inputs[i].ino == st->st_ino)
+        if (inputs[i].dev == st->st_dev && inputs[i].ino == st->st_ino) {
+            pthread_mutex_unlock(&inputs_lock);
             return;
+        }
     grow_array((void **)&inputs, &cap_inputs, ninputs + 1, sizeof(*inputs));
     inputs[ninputs].dev = st->st_dev;
     inputs[ninputs].ino = st->st_ino;
     inputs[ninputs].path = xstrdup(path);
     ninputs++;
+    pthread_mutex_unlock(&inputs_lock);
 }
 
 void files_note_input(const char *path)
@@ -45,7 +52,7 @@ void files_note_input(const char *path)
 
 char *files_read_input(const char *path, size_t max_bytes, size_t *len, const char **why)
 {
-    static char too_big[64];
+    static _Thread_local char too_big[64];
     struct stat st;
     char *text;
 
@@ -73,12 +80,16 @@ char *files_read_input(const char *path, size_t max_bytes, size_t *len, const ch
 
 static const char *input_of(const struct stat *st)
 {
+    const char *path = NULL;
+
     if (!S_ISREG(st->st_mode))
         return NULL; /* devices (/dev/null, /dev/stdout) and pipes are not files to destroy */
-    for (size_t i = 0; i < ninputs; i++)
+    pthread_mutex_lock(&inputs_lock);
+    for (size_t i = 0; i < ninputs && !path; i++)
         if (inputs[i].dev == st->st_dev && inputs[i].ino == st->st_ino)
-            return inputs[i].path;
-    return NULL;
+            path = inputs[i].path; /* never freed: the list lives as long as the process */
+    pthread_mutex_unlock(&inputs_lock);
+    return path;
 }
 
 const char *files_input_at(const char *path)

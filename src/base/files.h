@@ -18,7 +18,8 @@
  * directories above the one asked for.
  *
  * The list of inputs lives as long as the process (a command reads a handful
- * of files).
+ * of files; `simtrain serve` only the shipped library's, each noted once), behind a lock:
+ * these functions may be called from several threads at once.
  */
 #ifndef SIMTRAIN_FILES_H
 #define SIMTRAIN_FILES_H

@@ -25,7 +25,7 @@
 #endif
 
 static const char *argv0;
-static char *exe_dir, *data_dir, *module;
+static char *exe_dir, *data_dir, *module, *http_module;
 static bool exe_known, resolved;
 
 void paths_init(const char *arg0)
@@ -127,16 +127,22 @@ static void resolve(void)
 #ifdef SIMTRAIN_MPI_MODULE
         module = xstrdup(SIMTRAIN_MPI_MODULE);
 #endif
+#ifdef SIMTRAIN_HTTP_MODULE
+        http_module = xstrdup(SIMTRAIN_HTTP_MODULE);
+#endif
         return;
     }
     data_dir = clean(xasprintf("%s/%s", dir, SIMTRAIN_REL_DATA_DIR));
-#ifdef SIMTRAIN_MPI_MODULE_NAME
     {
         char *mdir = clean(xasprintf("%s/%s", dir, SIMTRAIN_REL_MODULE_DIR));
+#ifdef SIMTRAIN_MPI_MODULE_NAME
         module = xasprintf("%s/%s", mdir, SIMTRAIN_MPI_MODULE_NAME);
+#endif
+#ifdef SIMTRAIN_HTTP_MODULE_NAME
+        http_module = xasprintf("%s/%s", mdir, SIMTRAIN_HTTP_MODULE_NAME);
+#endif
         free(mdir);
     }
-#endif
 }
 
 const char *paths_data_dir(void)
@@ -151,4 +157,11 @@ const char *paths_mpi_module(void)
     if (!resolved)
         resolve();
     return module;
+}
+
+const char *paths_http_module(void)
+{
+    if (!resolved)
+        resolve();
+    return http_module;
 }

@@ -36,4 +36,7 @@ const char *paths_data_dir(void);
 /* The path of the MPI module (libsimtrain_mpi.so), or NULL in a build without MPI. */
 const char *paths_mpi_module(void);
 
+/* The path of the HTTP module of `simtrain serve` (libsimtrain_http.so), or NULL. */
+const char *paths_http_module(void);
+
 #endif

@@ -26,7 +26,7 @@ int cmd_run(int argc, char **argv);
 
 extern const struct cli_command cmd_memory_spec, cmd_collective_spec, cmd_validate_spec,
     cmd_calibrate_spec, cmd_sweep_spec, cmd_plan_spec, cmd_schema_spec, cmd_frameworks_spec,
-    cmd_import_spec;
+    cmd_import_spec, cmd_serve_spec;
 
 int cmd_memory(int argc, char **argv);     /* cmd_memory.c */
 int cmd_collective(int argc, char **argv); /* cmd_collective.c */
@@ -37,5 +37,6 @@ int cmd_plan(int argc, char **argv);       /* cmd_plan.c */
 int cmd_schema(int argc, char **argv);     /* cmd_schema.c */
 int cmd_frameworks(int argc, char **argv); /* cmd_frameworks.c */
 int cmd_import(int argc, char **argv);     /* cmd_import.c */
+int cmd_serve(int argc, char **argv);      /* cmd_serve.c */
 
 #endif

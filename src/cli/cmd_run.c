@@ -20,11 +20,12 @@
 #include "report/report.h"
 #include "run/rank_list.h"
 #include "run/run.h"
+#include "serve/page.h"
 
 struct run_args {
     struct cli_list pos; /* the scenario, or with --from the configs */
     struct cli_input in;
-    const char *json, *trace, *plot;
+    const char *json, *trace, *plot, *html;
     const char *trace_ranks; /* --trace-ranks LIST as given, or NULL */
     int ranks;               /* index into ranks_choices */
     bool quiet;
@@ -44,13 +45,17 @@ static const struct cli_opt run_opts[] = {
       .offset = OFF(trace_ranks) },
     { "--plot", 0, "DIR", "draw the step's charts into DIR (data files, and pictures with gnuplot)",
       .kind = CLI_STRING, .offset = OFF(plot) },
+    { "--html", 0, "FILE",
+      "write one self-contained page of the run (breakdown, timeline, memory, the scenario), "
+      "readable offline",
+      .kind = CLI_STRING, .offset = OFF(html) },
     { "--ranks", 0, "all|stage",
       "simulate every rank (all), or one rank per pipeline stage (stage, the default)",
       .kind = CLI_CHOICE, .offset = OFF(ranks), .choices = ranks_choices },
     { "--set", 0, "KEY=VALUE", "override a key of the scenario, e.g. parallelism.tp=4 (repeatable)",
       .kind = CLI_SET, .offset = OFF(set) },
-    { "--quiet", 'q', NULL, "print no report (for --json, --trace and --plot)", .kind = CLI_FLAG,
-      .offset = OFF(quiet) },
+    { "--quiet", 'q', NULL, "print no report (for --json, --trace, --plot and --html)",
+      .kind = CLI_FLAG, .offset = OFF(quiet) },
     CLI_INPUT_OPTS(struct run_args, in),
 };
 
@@ -96,10 +101,10 @@ static int sim_options(const struct run_args *a, const struct scenario *s, struc
 
     memset(opts, 0, sizeof(*opts));
     opts->all_ranks = a->ranks == 1;
-    opts->trace = a->trace != NULL || a->plot != NULL;
+    opts->trace = a->trace != NULL || a->plot != NULL || a->html != NULL;
     if (a->trace_ranks) {
         if (!opts->trace) {
-            fprintf(stderr, "simtrain: error: --trace-ranks needs --trace or --plot\n");
+            fprintf(stderr, "simtrain: error: --trace-ranks needs --trace, --plot or --html\n");
             return 2;
         }
         if (rank_list_parse("--trace-ranks", a->trace_ranks, s->gpus, keep, err, sizeof(err)) !=
@@ -128,6 +133,15 @@ static void note_kept(const struct run_args *a, const struct run *r)
     free(kept);
 }
 
+/* --html FILE: the page of the run with the text of its scenario (page.h). */
+static int html_page(const struct run_args *a, const struct run *r)
+{
+    size_t len;
+    const char *text = cfg_scenario_text(r->s, &len);
+
+    return page_write_run(a->html, r, a->pos.items[0], text, len);
+}
+
 static int write_outputs(const struct run_args *a, const struct run *r)
 {
     int status = 0;
@@ -144,6 +158,10 @@ static int write_outputs(const struct run_args *a, const struct run *r)
     }
     if (a->plot && plot_run(a->plot, r) != 0)
         status = 1;
+    if (a->html && html_page(a, r) != 0) {
+        fprintf(stderr, "simtrain: error: cannot write '%s': %s\n", a->html, strerror(errno));
+        status = 1;
+    }
     return status;
 }
 
@@ -163,8 +181,8 @@ int cmd_run(int argc, char **argv)
         return cli_exit_status(pr);
     }
     s = cli_load_input(&cmd_run_spec, &a.pos, &a.in, &a.set, &status, NULL, NULL);
-    if (!s || cli_check_outputs(&cmd_run_spec, (const char *const[]){ a.json, a.trace }, 2, &a.plot,
-                                1) != 0) {
+    if (!s || cli_check_outputs(&cmd_run_spec, (const char *const[]){ a.json, a.trace, a.html }, 3,
+                                &a.plot, 1) != 0) {
         status = s ? 1 : status;
         cfg_free(s);
         cli_release(&cmd_run_spec, &a);

@@ -28,6 +28,7 @@ static const struct subcommand subcommands[] = {
       cmd_frameworks },
     { &cmd_import_spec, "translate an Axolotl, DeepSpeed, accelerate, Megatron or HF config",
       cmd_import },
+    { &cmd_serve_spec, "the lab in a browser: the page and its JSON API over HTTP", cmd_serve },
 };
 
 static void usage(FILE *f, bool full)

@@ -47,6 +47,16 @@ struct scenario *cfg_load_scenario(const char *path, const struct cfg_override *
                                    FILE *diag);
 
 /*
+ * Load a scenario posted to `simtrain serve` from the buffer text[0..len), named `name` in
+ * diagnostics: as cfg_load_scenario(), except that its hardware, workload, calibration and
+ * framework references (and the overrides') must name entries of the shipped library
+ * (`hardware: dgx-h100`), never a file path: a path is an error at its line and column, and
+ * no file outside the data directories is opened. Safe to call from several threads at once.
+ */
+struct scenario *cfg_load_scenario_posted(const char *name, const char *text, size_t len,
+                                          const struct cfg_override *ovr, int novr, FILE *diag);
+
+/*
  * Load a hardware description by name (`dgx-h100`, searched in the data
  * directories) or path. NULL and diagnostics on error. Free with cfg_free_hw().
  */
@@ -54,6 +64,12 @@ struct hardware *cfg_load_hardware(const char *name_or_path, FILE *diag);
 
 /* Load a workload (model architecture) by name or path. Free with cfg_free_model(). */
 struct model *cfg_load_model(const char *name_or_path, FILE *diag);
+
+/*
+ * The YAML text scenario s was loaded from (the file's, or the imported text of --from), as
+ * read, before overrides: *len bytes, owned by s; NULL for a scenario built in code.
+ */
+const char *cfg_scenario_text(const struct scenario *s, size_t *len);
 
 void cfg_free(struct scenario *s);
 void cfg_free_hw(struct hardware *hw);

@@ -381,12 +381,13 @@ static int apply_profile(struct schema_ctx *c, const struct cfg_source *src, str
     return 0;
 }
 
-struct scenario *cfg_load_scenario_mem(const char *path, const char *text, size_t len,
-                                       const struct cfg_override *ovr, int novr, FILE *diag)
+static struct scenario *load_scenario(const char *path, const char *text, size_t len,
+                                      const struct cfg_override *ovr, int novr, FILE *diag,
+                                      bool library_only)
 {
     struct scenario *s = xcalloc(1, sizeof(*s));
     struct cfg_source *src = xcalloc(1, sizeof(*src));
-    struct schema_ctx c = { .diag = diag, .a = &src->arena };
+    struct schema_ctx c = { .diag = diag, .a = &src->arena, .library_only = library_only };
     struct override *items = novr > 0 ? xcalloc((size_t)novr, sizeof(*items)) : NULL;
     const char *hw_path, *model_path;
     struct cfg_error err;
@@ -397,6 +398,7 @@ struct scenario *cfg_load_scenario_mem(const char *path, const char *text, size_
     src->scen = parse_root(&c, path, text, len, "scenario");
     if (!src->scen)
         goto fail;
+    c.posted = src->scen->src;
     for (int i = 0; i < novr; i++)
         ok &= parse_override(&c, &ovr[i], &items[i]) == 0;
     if (!ok)
@@ -441,6 +443,18 @@ fail:
     return NULL;
 }
 
+struct scenario *cfg_load_scenario_mem(const char *path, const char *text, size_t len,
+                                       const struct cfg_override *ovr, int novr, FILE *diag)
+{
+    return load_scenario(path, text, len, ovr, novr, diag, false);
+}
+
+struct scenario *cfg_load_scenario_posted(const char *name, const char *text, size_t len,
+                                          const struct cfg_override *ovr, int novr, FILE *diag)
+{
+    return load_scenario(name, text, len, ovr, novr, diag, true);
+}
+
 static char *read_input(const char *path, size_t *len, FILE *diag)
 {
     const char *why;
@@ -464,6 +478,14 @@ struct scenario *cfg_load_scenario(const char *path, const struct cfg_override *
     free(text);
     free(found);
     return s;
+}
+
+const char *cfg_scenario_text(const struct scenario *s, size_t *len)
+{
+    const struct diag_src *src = s->src && s->src->scen ? s->src->scen->src : NULL;
+
+    *len = src ? src->len : 0;
+    return src ? src->text : NULL;
 }
 
 void cfg_report_error(const struct scenario *s, const struct cfg_error *err, FILE *diag)

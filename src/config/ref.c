@@ -182,12 +182,27 @@ static const char *suggest_file(struct arena *a, char **dirs, int ndirs, const c
     return diag_did_you_mean(name, stems, n);
 }
 
+/* A name of the shipped library for a message about `subdir`'s references. */
+static const char *library_example(const char *subdir)
+{
+    if (strcmp(subdir, "hardware") == 0)
+        return "dgx-h100";
+    if (strcmp(subdir, "workloads") == 0)
+        return "llama3-70b";
+    if (strcmp(subdir, "hardware/calibration") == 0)
+        return "dgx-h100";
+    return "megatron";
+}
+
 /* See schema.h. */
 int cfg_resolve(struct schema_ctx *c, const char *what, const char *subdir, const char *ref,
                 struct diag_mark at, const char *from, struct cfg_found *out)
 {
     /* A path typed on the command line is relative to the working directory. */
     const char *path_from = at.src && strcmp(at.src->path, CMDLINE) == 0 ? NULL : from;
+    /* written by a client of simtrain serve: a name of the library, nothing else */
+    bool posted =
+        c->library_only && (!at.src || at.src == c->posted || strcmp(at.src->path, CMDLINE) == 0);
     char *tried[3], *dirs[3];
     int ntried = 0;
     const char *env = getenv("SIMTRAIN_DATA");
@@ -197,6 +212,14 @@ int cfg_resolve(struct schema_ctx *c, const char *what, const char *subdir, cons
     diag_clip(q, sizeof(q), ref, strlen(ref));
     if (!*ref) {
         schema_error(c, at, "empty %s reference", what);
+        return -1;
+    }
+    if (posted && (strchr(ref, '/') || ends_with(ref, ".yaml") || ends_with(ref, ".yml") ||
+                   !valid_name(ref))) {
+        schema_error(c, at,
+                     "a posted scenario names shipped %s by name (e.g. '%s'), not a file: '%s' "
+                     "is not a name of the library",
+                     what, library_example(subdir), q);
         return -1;
     }
     if (strchr(ref, '/') || ends_with(ref, ".yaml") || ends_with(ref, ".yml")) {
@@ -219,7 +242,7 @@ int cfg_resolve(struct schema_ctx *c, const char *what, const char *subdir, cons
                      what, q);
         return -1;
     }
-    if (from) {
+    if (from && !posted) {
         char *up = xasprintf("../%s", subdir);
 
         dirs[ntried++] = join(c->a, dir_of(c->a, from), up);
@@ -251,7 +274,7 @@ int cfg_resolve(struct schema_ctx *c, const char *what, const char *subdir, cons
     sb_init(&sb);
     for (int i = 0; i < ntried; i++)
         sb_addf(&sb, "%s%s", i ? ", " : "", tried[i]);
-    if (c->diag && c->errors <= SCHEMA_MAX_ERRORS)
+    if (c->diag && c->errors <= SCHEMA_MAX_ERRORS && !posted)
         diag_note(c->diag, (struct diag_mark){ NULL, 0, 0 }, "tried %s", sb.buf);
     sb_release(&sb);
     return -1;

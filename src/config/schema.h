@@ -112,12 +112,15 @@ extern const struct section schema_efficiency;
 
 /* Load-time context: where diagnostics go, how many were printed, what was given. */
 struct schema_ctx {
-    FILE *diag;       /* NULL: count errors silently */
-    int errors;       /* diagnostics printed so far */
-    struct arena *a;  /* strings and tables */
-    unsigned given;   /* enum cfg_given bits of keys seen */
-    bool no_defaults; /* calibration files: leave absent keys untouched */
-    char *msg;        /* if set, the first error's message is also copied here */
+    FILE *diag;        /* NULL: count errors silently */
+    int errors;        /* diagnostics printed so far */
+    struct arena *a;   /* strings and tables */
+    unsigned given;    /* enum cfg_given bits of keys seen */
+    bool no_defaults;  /* calibration files: leave absent keys untouched */
+    bool library_only; /* references written in the posted text or an override name shipped
+                          files only, never paths (cfg_resolve) */
+    const struct diag_src *posted; /* library_only: the posted text */
+    char *msg;                     /* if set, the first error's message is also copied here */
     size_t msglen;
 };
 
@@ -226,6 +229,12 @@ struct cfg_found {
  * typed on the command line); a bare name is looked up as SUBDIR/NAME.yaml
  * next to the referencing file's folder, then in $SIMTRAIN_DATA, then in
  * cfg_data_dir(). Returns 0 or -1.
+ *
+ * With c->library_only (a scenario posted to `simtrain serve`), a reference written in the
+ * posted text (c->posted) or in an override must be a bare name, looked up in $SIMTRAIN_DATA
+ * and cfg_data_dir() only: a path is refused before any file is opened, and no diagnostic
+ * names a file of the machine. References inside the shipped files found so (a hardware
+ * file's calibration) resolve as usual.
  */
 int cfg_resolve(struct schema_ctx *c, const char *what, const char *subdir, const char *ref,
                 struct diag_mark at, const char *from, struct cfg_found *out);

@@ -4,9 +4,12 @@
  * tasks; run events until none is left; check that every program ran to its end; total the
  * step; release. The phases' work lives in the files sim_internal.h lists.
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine/sim_internal.h"
 
@@ -102,6 +105,36 @@ static void release(struct sim *sm)
     engine_release(&sm->eng);
 }
 
+double sim_clock_s(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Take `runs` out of the budget (none: always true); false, the budget spent and why not. */
+static bool budget_take(struct sim_budget *b, double runs, char *reason, size_t reason_len)
+{
+    if (!b)
+        return true;
+    if (b->deadline_s > 0 && sim_clock_s() > b->deadline_s) {
+        b->spent = true;
+        snprintf(reason, reason_len, "the request ran past the time it may take");
+        return false;
+    }
+    if (runs <= b->task_runs_left) {
+        b->task_runs_left -= runs;
+        return true;
+    }
+    b->spent = true;
+    snprintf(reason, reason_len,
+             "this step would take %.3g task runs, more than the %.3g left of the bound on the "
+             "work of one request",
+             runs, b->task_runs_left);
+    return false;
+}
+
 /*
  * The work of the simulated ranks, within SIM_MAX_TASK_RUNS: the tasks each runs, its own
  * state, and the members of each communicator it joins (comms_setup() lists every group
@@ -124,8 +157,10 @@ static int check_task_runs(const struct sim *sm, struct prog *const *prog_of_sta
                 members += layout_group_size(sm->lay, k);
         runs += per_stage * (p->ntasks + SIM_RANK_TASKS + members);
     }
-    if (runs <= SIM_MAX_TASK_RUNS)
+    if (runs <= SIM_MAX_TASK_RUNS && budget_take(sm->sc->sim.budget, runs, reason, reason_len))
         return 0;
+    if (runs <= SIM_MAX_TASK_RUNS)
+        return -1;
     snprintf(reason, reason_len,
              "simulating %.0f ranks would take %.3g task runs and communicator members, more "
              "than the %.0f (2^27, about a minute) a step may take; simulate one rank per "

@@ -68,6 +68,24 @@ struct sim_opts {
 #define SIM_MAX_TASK_RUNS ((double)(1 << 27))
 #define SIM_RANK_TASKS    64.0
 
+/*
+ * A bound on the work of several steps (`simtrain serve` sets one per request in
+ * scenario.sim.budget; plan and memory simulate copies of the scenario, which share it). Each
+ * step takes its task runs (as counted for SIM_MAX_TASK_RUNS) out of task_runs_left before
+ * it runs, and no step starts past the deadline; a step refused for either is not run, and
+ * `spent` says so, so that the caller can tell a result cut short by the bound from a
+ * complete one (the server then answers with the bound, never with a partial result: the
+ * deadline is the one place where wall-clock time decides anything, and only whether).
+ */
+struct sim_budget {
+    double task_runs_left; /* task runs the next steps may still take */
+    double deadline_s;     /* CLOCK_MONOTONIC time after which no step starts, s; 0 = none */
+    bool spent;            /* a step was refused for want of budget */
+};
+
+/* The CLOCK_MONOTONIC time now, seconds (for sim_budget.deadline_s). */
+double sim_clock_s(void);
+
 struct trace_rec {
     int32_t rank_idx; /* index into result->ranks */
     int32_t task;     /* task index in the rank's program */

@@ -335,10 +335,15 @@ struct nccl_cfg {
     const char *version_text; /* nccl.version as written ("2.18.1"), or NULL */
 };
 
+struct sim_budget; /* engine/sim.h */
+
 struct sim_cfg {
     int straggler_rank;        /* -1 = none; with --ranks all, this rank runs slower */
     double straggler_slowdown; /* compute time multiplier for the straggler, >= 1 */
     sim_time step_overhead;    /* fixed per-step host overhead (data loading, logging), ns */
+    struct sim_budget *budget; /* NULL = none; else the work every step simulated from this
+                                  scenario and its copies may spend (simtrain serve's bound per
+                                  request; not a YAML key) */
 };
 
 struct cfg_source; /* the parsed YAML files, for diagnostics (config/load.c) */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/files.h"
+#include "base/util.h"
 #include "report/report.h"
 #include "model/layout.h"
 #include "model/workload.h"
@@ -214,10 +215,24 @@ static cJSON *build(const struct run *r)
     return root;
 }
 
-int report_json(const char *path, const struct run *r)
+char *report_json_text(const struct run *r)
 {
     cJSON *root = build(r);
     char *text = cJSON_Print(root);
+    size_t n = strlen(text);
+    char *out = xmalloc(n + 2);
+
+    memcpy(out, text, n);
+    out[n] = '\n';
+    out[n + 1] = '\0';
+    free(text);
+    cJSON_Delete(root);
+    return out;
+}
+
+int report_json(const char *path, const struct run *r)
+{
+    char *text = report_json_text(r);
     FILE *f = files_open_output(path);
     int rc = 0;
 
@@ -225,10 +240,8 @@ int report_json(const char *path, const struct run *r)
         rc = -1;
     } else {
         fputs(text, f);
-        fputc('\n', f);
         rc = files_close_output(f);
     }
     free(text);
-    cJSON_Delete(root);
     return rc;
 }

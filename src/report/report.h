@@ -31,6 +31,9 @@ void report_reserve_note(FILE *f, const struct run *r);
 /* Write the JSON result to path ("-" = stdout). Returns 0 or -1 (errno set). */
 int report_json(const char *path, const struct run *r);
 
+/* The JSON result as report_json() writes it, final newline included (heap; caller frees). */
+char *report_json_text(const struct run *r);
+
 /* Write a Chrome trace (Perfetto) of the step. Returns 0 or -1 (errno set). */
 int trace_write(const char *path, const struct run *r);
 

@@ -157,6 +157,7 @@ struct search {
     size_t cap_probes;
     size_t cap_fit, cap_final;
     bool selective_noop; /* selective recompute recomputes nothing (flash attention) */
+    bool over;           /* more layouts than o->max_layouts: the search stopped */
 };
 
 /* "" when the builder accepts the kind of `s`, else its reason. */
@@ -330,6 +331,10 @@ static void evaluate(struct search *se, struct plan_cand *c)
     double cap = se->base->hw.gpu.mem_bytes;
     char msg[200];
 
+    if (se->o->max_layouts > 0 && r->layouts >= se->o->max_layouts) {
+        se->over = true;
+        return;
+    }
     r->layouts++;
     memset(c->knob, 0, sizeof(c->knob));
     c->variant = 0;
@@ -669,8 +674,18 @@ int plan_search(const struct scenario *base, const struct plan_opts *o, struct p
     se.est = estimator_new();
     se.selective_noop = selective_noop(base);
     t0 = now_s();
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n && !se.over; i++)
         enumerate(&se, gpus[i], nodes[i]);
+    if (se.over) {
+        snprintf(msg, msglen,
+                 "the search has more than %ld layouts, the bound on the work of one request "
+                 "(plan fewer GPUs, or run `simtrain plan` on the command line)",
+                 o->max_layouts);
+        estimator_free(se.est);
+        free(se.probes);
+        plan_result_release(out);
+        return -1;
+    }
     if (out->nfit > 0)
         qsort(out->fit, (size_t)out->nfit, sizeof(*out->fit), by_estimate);
     out->search_s = now_s() - t0;

@@ -148,6 +148,8 @@ struct plan_opts {
     enum plan_objective objective;
     int shard_k, shard_n; /* this process evaluates candidates with number % n == k */
     int max_micro_batch;  /* 0 = 64 */
+    long max_layouts;     /* 0 = no bound; else plan_search() fails past this many layouts
+                             (simtrain serve's bound on the work of one request) */
 };
 
 /* One candidate layout and what became of it. */

@@ -34,7 +34,7 @@ for cmd in "" memory collective validate calibrate sweep plan schema frameworks;
 done
 # the top-level help lists every command
 "$bin" --help >"$tmp/out"
-for cmd in memory collective validate calibrate sweep plan schema frameworks; do
+for cmd in memory collective validate calibrate sweep plan schema frameworks import serve; do
     grep -q "^  $cmd " "$tmp/out" || fail "--help does not list '$cmd'"
 done
 echo "help: $failures failures"

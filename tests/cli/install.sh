@@ -1,7 +1,7 @@
 #!/bin/sh
 # `cmake --install` to a temporary prefix gives a simtrain that works from any directory: the
-# binary, the data under PREFIX/share/simtrain (hardware, workloads, scenarios, plots) and the
-# MPI module where built; the flagship run from / finds its scenario, hardware and workload
+# binary, the data under PREFIX/share/simtrain (hardware, workloads, scenarios, plots), the
+# HTTP module of serve and the MPI module where built; the flagship run from / finds its scenario, hardware and workload
 # there and prints what the build-tree binary prints (but for the scenario's path on the first
 # line); and the installed binary reads the install tree, not the source tree. Run from the
 # repository root: tests/cli/install.sh path/to/build/simtrain
@@ -37,6 +37,26 @@ if ls "$build"/libsimtrain_mpi.* >/dev/null 2>&1; then
     grep -q "cannot load the MPI module ($prefix/lib[^)]*/simtrain/libsimtrain_mpi" "$tmp/err" ||
         fail "installed --mpi: $(cat "$tmp/err")"
 fi
+
+# serve's HTTP module is installed and the installed binary loads it from there
+ls "$prefix"/lib*/simtrain/libsimtrain_http.* >/dev/null 2>&1 || fail "HTTP module not installed"
+(cd / && "$prefix/bin/simtrain" serve --port 0 --quiet >"$tmp/serve.out" 2>"$tmp/serve.err") &
+spid=$!
+i=0
+while [ $i -lt 100 ] && ! grep -q 'http' "$tmp/serve.out" 2>/dev/null && kill -0 $spid 2>/dev/null; do
+    sleep 0.1
+    i=$((i + 1))
+done
+grep -q '^simtrain serve: http://127.0.0.1:' "$tmp/serve.out" ||
+    fail "installed serve did not start: $(cat "$tmp/serve.out" "$tmp/serve.err")"
+kill $spid 2>/dev/null
+wait $spid 2>/dev/null
+mkdir -p "$tmp/hidden"
+mv "$prefix"/lib*/simtrain/libsimtrain_http.* "$tmp/hidden/"
+(cd / && "$prefix/bin/simtrain" serve --port 0 --quiet) >/dev/null 2>"$tmp/err" &&
+    fail "installed serve ran without its module"
+grep -q "cannot load the HTTP module ($prefix/lib[^)]*/simtrain/libsimtrain_http" "$tmp/err" ||
+    fail "installed serve without its module: $(cat "$tmp/err")"
 
 # the flagship from /, by the path it has in the repository
 (cd / && "$prefix/bin/simtrain" scenarios/70b_256gpu.yaml) >"$tmp/installed.txt" 2>&1 ||

@@ -53,7 +53,7 @@ expect syntax 1 \
     -- "$bin" scenarios/ddp_8gpu.yaml --quiet --trace "$tmp/x.json" --trace-ranks all
 expect empty 1 "simtrain: error: --trace-ranks: range '5-2' is empty (5 > 2)" \
     -- "$bin" scenarios/ddp_8gpu.yaml --quiet --trace "$tmp/x.json" --trace-ranks 5-2
-expect alone 2 "simtrain: error: --trace-ranks needs --trace or --plot" \
+expect alone 2 "simtrain: error: --trace-ranks needs --trace, --plot or --html" \
     -- "$bin" scenarios/ddp_8gpu.yaml --quiet --trace-ranks 0
 expect novalue 2 "simtrain: error: --trace-ranks needs a value (LIST)" \
     -- "$bin" scenarios/ddp_8gpu.yaml --trace "$tmp/x.json" --trace-ranks

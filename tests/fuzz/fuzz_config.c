@@ -6,6 +6,8 @@
  *   'H'  a hardware document (calibration references resolve in tests/fixtures)
  *   'W'  a workload document
  *   'O'  a `--set key=value` argument applied to a fixed valid scenario
+ *   'P'  a scenario posted to `simtrain serve` (cfg_load_scenario_posted(): library names
+ *        only, no file path)
  *   else the whole input is a scenario document, whose bare-name references
  *        resolve to the fixtures (SIMTRAIN_DATA=tests/fixtures; run from the repo root)
  * A scenario that loads is then mutated through cfg_set() and re-finalized, and
@@ -91,6 +93,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             cfg_override_release(&o);
         }
         free(arg);
+    } else if (mode == 'P') {
+        struct scenario *s =
+            cfg_load_scenario_posted("scenario.yaml", text + 1, size - 1, NULL, 0, devnull);
+
+        if (s)
+            exercise(s, text + 1, size - 1);
+        cfg_free(s);
     } else {
         struct scenario *s = cfg_load_scenario_mem("tests/fixtures/scenarios/fuzz.yaml", text, size,
                                                    NULL, 0, devnull);
