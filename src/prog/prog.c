@@ -738,7 +738,7 @@ const char *tcat_name(int tcat)
 {
     static const char *const n[] = { "forward", "backward", "recompute", "optimizer",
                                      "tp comm", "cp comm",  "ep comm",   "pp comm",
-                                     "dp comm", "offload",  "idle" };
+                                     "dp comm", "offload",  "host",      "idle" };
     return NAME_OF(n, tcat);
 }
 
