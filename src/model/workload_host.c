@@ -1,16 +1,17 @@
 /*
- * workload_host.c - the CPU time that issues a layer's work, and the layer parts it makes
- * host-bound.
+ * workload_host.c - the CPU time that issues a layer's work (per part and pass) and the
+ * optimizer's launches.
  *
  * A PyTorch job issues every kernel and collective from one host thread, asynchronously: as
- * long as the host is ahead, its cost hides behind the GPU; when a part of a layer takes
- * less GPU time than the host needs to issue it (small models, thin layers, fast GPUs), the
- * GPU waits and the part takes the host's time. The model compares the two per layer part
- * (attention, MLP) and direction (forward, backward) and stretches the part's kernels to the
- * host time where it is longer (workload_layer(); declared in workload.h). What the host spends,
- * per kernel, per collective call and per FSDP unit:
+ * long as the host is ahead, its cost hides behind the GPU; when a layer takes less GPU time
+ * than the host needs to issue it (small models, thin layers, fast GPUs), the GPU waits. This
+ * file computes the host's time per layer part and pass (struct host_cfg's cost per operation
+ * class times the part's operations); strategy/layer.c puts it on the rank's host stream ahead
+ * of the layer's kernels and the engine lets the two overlap (docs/host.md). What the host
+ * spends, per kernel, per collective call and per FSDP unit (the defaults; profiles add the
+ * framework's autograd, Python, RNG-fork and checkpoint costs):
  *
- *   eager PyTorch, per kernel   efficiency.host_kernel (default 4 us: the PyTorch eager
+ *   eager PyTorch, per kernel   host.kernel_launch (default 4 us: the PyTorch eager
  *                               per-op overhead on CUDA, pytorch/pytorch #82793, a dispatch-
  *                               bound A100 run; a bare cuLaunchKernel is 3.0 us,
  *                               meta-pytorch/tritonbench PR #1017)
@@ -21,8 +22,8 @@
  *                               its residual, an activation with its neighbours), plus one
  *                               compiled-region call per part and direction, 44 us (guards,
  *                               device guard and launch, same table)
- *   a collective call           host_kernel x 8 (ProcessGroupNCCL's enqueue: 35 us with the
- *                               current stream, 70 us without, for one all-reduce,
+ *   a collective call           host.collective_enqueue, 32 us (ProcessGroupNCCL's
+ *                               enqueue: 35 us with the current stream, 70 us without, for one all-reduce,
  *                               pytorch/pytorch PR #147820, measured on ROCm: the order of
  *                               magnitude only)
  *   an FSDP1 unit               per parameter tensor 10.7 us to unshard, 6.9 us to reshard,
