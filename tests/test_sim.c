@@ -260,17 +260,8 @@ static void test_sim_kernel_waits_while_collectives_hold_every_sm(void **state)
 /* A host task of `dur` ns on the host stream (the framework's CPU issuing), after `dep`. */
 static int host_task(struct prog *p, sim_time dur, int dep)
 {
-    struct task t;
-    int i;
+    int i = prog_host(p, TC_HOST, dur, prog_label(p, "issue", 0), -1);
 
-    memset(&t, 0, sizeof(t));
-    t.kind = TASK_HOST;
-    t.stream = ST_HOST;
-    t.tcat = TC_HOST;
-    t.dur = dur;
-    t.label = prog_label(p, "issue", 0);
-    t.mb = -1;
-    i = prog_add(p, &t);
     if (dep >= 0)
         prog_dep(p, i, dep);
     return i;

@@ -29,8 +29,8 @@ static const struct cli_opt validate_opts[] = {
     { "--quiet", 'q', NULL, "print no table (for --json and --plot)", .kind = CLI_FLAG,
       .offset = OFF(quiet) },
     { "--profile-overlay", 0, "FILE",
-      "set the host: costs of FILE (as `simtrain calibrate --host` writes it) on every row, over "
-      "its framework profile and set column",
+      "set the host: costs of FILE (the overlay `simtrain calibrate` writes, docs/host.md) on "
+      "every row, over its framework profile and set column",
       .kind = CLI_STRING, .offset = OFF(overlay) },
 };
 

@@ -634,6 +634,15 @@ int prog_compute(struct prog *p, int stream, int tcat, sim_time dur, int label, 
     return prog_add(p, &t);
 }
 
+int prog_host(struct prog *p, int tcat, sim_time dur, int label, int mb)
+{
+    struct task t = task_init(TASK_HOST, ST_HOST, tcat, label, mb);
+
+    assert(dur >= 0);
+    t.dur = dur;
+    return prog_add(p, &t);
+}
+
 int prog_coll(struct prog *p, int stream, int tcat, int comm, int op, double bytes, int label,
               int mb)
 {

@@ -55,7 +55,6 @@ double unit_grad_bytes(const struct build *b, int unit)
 static int host_sync(struct build *b, int dep)
 {
     struct prog *p = b->p;
-    struct task t;
     int i, last = -1;
 
     if (b->s->host.step <= 0)
@@ -63,14 +62,7 @@ static int host_sync(struct build *b, int dep)
     for (i = p->ntasks - 1; i >= 0 && last < 0; i--)
         if (p->tasks[i].stream == ST_COMPUTE)
             last = i;
-    memset(&t, 0, sizeof(t));
-    t.kind = TASK_HOST;
-    t.stream = ST_HOST;
-    t.tcat = TC_HOST;
-    t.dur = b->s->host.step;
-    t.label = prog_label(p, "host: step sync", 0);
-    t.mb = -1;
-    i = prog_add(p, &t);
+    i = prog_host(p, TC_HOST, b->s->host.step, prog_label(p, "host: step sync", 0), -1);
     if (dep >= 0)
         prog_dep(p, i, dep);
     if (last >= 0 && last != dep)
@@ -597,17 +589,10 @@ static bool host_hidden(const struct build *b)
 static void host_wait(struct build *b, int recv, int mb)
 {
     struct prog *p = b->p;
-    struct task t;
 
     if (recv < 0 || !b->s->host.p2p_sync)
         return;
-    memset(&t, 0, sizeof(t));
-    t.kind = TASK_HOST;
-    t.stream = ST_HOST;
-    t.tcat = TC_HOST;
-    t.label = prog_label(p, "host: wait for receive", 0);
-    t.mb = mb;
-    prog_dep(p, prog_add(p, &t), recv);
+    prog_dep(p, prog_host(p, TC_HOST, 0, prog_label(p, "host: wait for receive", 0), mb), recv);
 }
 
 static void step_forward(struct build *b, int mb, int chunk)

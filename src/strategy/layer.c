@@ -221,20 +221,11 @@ static void em_host(struct em *e, const struct layer_cost *lc, int pass, const c
 {
     struct prog *p = e->b->p;
     sim_time dur = 0;
-    struct task t;
 
     for (int part = 0; part < PART_COUNT; part++)
         dur = time_add(dur, lc->host[pass][part]);
-    if (dur <= 0)
-        return;
-    memset(&t, 0, sizeof(t));
-    t.kind = TASK_HOST;
-    t.stream = ST_HOST;
-    t.tcat = TC_HOST;
-    t.dur = dur;
-    t.label = prog_label(p, label, e->layer);
-    t.mb = e->mb;
-    em_wait(e, prog_add(p, &t));
+    if (dur > 0)
+        em_wait(e, prog_host(p, TC_HOST, dur, prog_label(p, label, e->layer), e->mb));
 }
 
 /* ---- layer context ------------------------------------------------------------------------ */
