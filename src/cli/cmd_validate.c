@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cmd.h"
+#include "config/config.h"
 #include "fit/validate.h"
 
 /* ---- command line ------------------------------------------------------------------ */
@@ -13,6 +14,7 @@
 struct validate_args {
     struct cli_list pos; /* the runs file */
     const char *json, *plot;
+    const char *overlay; /* --profile-overlay FILE */
     bool markdown, quiet;
 };
 
@@ -26,6 +28,10 @@ static const struct cli_opt validate_opts[] = {
     { "--markdown", 0, NULL, "print Markdown tables", .kind = CLI_FLAG, .offset = OFF(markdown) },
     { "--quiet", 'q', NULL, "print no table (for --json and --plot)", .kind = CLI_FLAG,
       .offset = OFF(quiet) },
+    { "--profile-overlay", 0, "FILE",
+      "set the host: costs of FILE (the overlay `simtrain calibrate` writes, docs/host.md) on "
+      "every row, over its framework profile and set column",
+      .kind = CLI_STRING, .offset = OFF(overlay) },
 };
 
 const struct cli_command cmd_validate_spec = {
@@ -42,9 +48,25 @@ const struct cli_command cmd_validate_spec = {
     .positional_noun = "runs file",
 };
 
+/* The predictor with the overlay's host costs set on the row's scenario. */
+static int predict_overlaid(const struct scenario *s, struct prediction *out, char *reason,
+                            size_t reason_len, void *ctx)
+{
+    struct scenario c = *s;
+    struct cfg_error err;
+
+    if (cfg_apply_overlay(&c, ctx, &err) != 0) {
+        snprintf(reason, reason_len, "profile overlay: %s", err.msg);
+        return -1;
+    }
+    return predict_scenario(&c, out, reason, reason_len);
+}
+
 int cmd_validate(int argc, char **argv)
 {
     struct validate_args a = { 0 };
+    struct cfg_overlay ov;
+    struct validate_hooks hooks = { predict_overlaid, NULL, &ov };
     struct validate_report rep;
     enum cli_result pr = cli_parse(&cmd_validate_spec, argc, argv, &a);
     const char *csv;
@@ -57,7 +79,11 @@ int cmd_validate(int argc, char **argv)
         return cli_exit_status(pr);
     }
     csv = a.pos.items[0];
-    if (validate_file(csv, NULL, &rep, stderr) ||
+    if (a.overlay && cfg_load_host_overlay(a.overlay, &ov, stderr) != 0) {
+        cli_release(&cmd_validate_spec, &a);
+        return 1;
+    }
+    if (validate_file(csv, a.overlay ? &hooks : NULL, &rep, stderr) ||
         cli_check_outputs(&cmd_validate_spec, &a.json, 1, &a.plot, 1) != 0) {
         validate_release(&rep);
         cli_release(&cmd_validate_spec, &a);

@@ -249,6 +249,7 @@ static void print_time(FILE *f, const struct run *r)
         { "optimizer", TC_OPTIMIZER, TC_OPTIMIZER },
         { "exposed communication", TC_COMM_TP, TC_COMM_DP },
         { "offload", TC_OFFLOAD, TC_OFFLOAD },
+        { "host-bound", TC_HOST, TC_HOST },
         { "idle", TC_IDLE, TC_IDLE },
     };
     const double *bd = run_metrics(r)->breakdown_s;

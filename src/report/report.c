@@ -159,19 +159,14 @@ static void time_section(FILE *f, const struct run *r)
 {
     static const int order[] = { TC_FWD,     TC_BWD,     TC_RECOMPUTE, TC_OPTIMIZER,
                                  TC_COMM_TP, TC_COMM_CP, TC_COMM_EP,   TC_COMM_PP,
-                                 TC_COMM_DP, TC_OFFLOAD, TC_IDLE };
+                                 TC_COMM_DP, TC_OFFLOAD, TC_HOST,      TC_IDLE };
     static const char *const label[TC_COUNT] = {
-        [TC_FWD] = "forward compute",
-        [TC_BWD] = "backward compute",
-        [TC_RECOMPUTE] = "recompute",
-        [TC_OPTIMIZER] = "optimizer step",
-        [TC_COMM_TP] = "exposed TP comm",
-        [TC_COMM_CP] = "exposed CP comm",
-        [TC_COMM_EP] = "exposed EP comm",
-        [TC_COMM_PP] = "exposed PP comm",
-        [TC_COMM_DP] = "exposed DP comm",
-        [TC_OFFLOAD] = "offload (PCIe, CPU)",
-        [TC_IDLE] = "idle",
+        [TC_FWD] = "forward compute",         [TC_BWD] = "backward compute",
+        [TC_RECOMPUTE] = "recompute",         [TC_OPTIMIZER] = "optimizer step",
+        [TC_COMM_TP] = "exposed TP comm",     [TC_COMM_CP] = "exposed CP comm",
+        [TC_COMM_EP] = "exposed EP comm",     [TC_COMM_PP] = "exposed PP comm",
+        [TC_COMM_DP] = "exposed DP comm",     [TC_OFFLOAD] = "offload (PCIe, CPU)",
+        [TC_HOST] = "host-bound (CPU issue)", [TC_IDLE] = "idle",
     };
     const double *bd = run_metrics(r)->breakdown_s;
     double total = 0;
