@@ -908,12 +908,14 @@ static void test_cfg_doc_examples_load(void **state)
 
 /*
  * A peak so low that one step could not fit the clock is refused where it is written
- * (`bf16: 1e-20 FLOPS` gave a faster step and MFU 1.9e37 %): gpt2_1gpu's 1.95e17 model FLOPs
- * per step over 1e-20 FLOP/s. A slow but representable peak (1 TFLOP/s) loads.
+ * (`bf16: 1e-20 FLOPS` gave a faster step and MFU 1.9e37 %): below 1 GFLOP/s by the floor of
+ * every FLOP/s key; above it, 70b_256gpu's model FLOPs per step over 2 GFLOP/s by the step
+ * range. A slow but representable peak (1 TFLOP/s) loads.
  */
 static void test_cfg_step_range_tiny_flops(void **state)
 {
     const char *tiny = "hardware.gpu.flops.bf16=1e-20 FLOPS",
+               *low = "hardware.gpu.flops.bf16=2e9 FLOPS",
                *slow = "hardware.gpu.flops.bf16=1 TFLOPS";
     struct scenario *s;
     char *diag = load("scenarios/gpt2_1gpu.yaml", &tiny, 1, &s);
@@ -921,11 +923,19 @@ static void test_cfg_step_range_tiny_flops(void **state)
     (void)state;
     assert_null(s);
     assert_string_equal(diag,
-                        "<command line>:1:31: error: a bf16 peak of 1.00e-20 FLOP/s makes one step "
-                        "last at least 4.48e+34 s even at 100 % MFU; a step may last at most "
-                        "1000000 s (11.6 days)\n"
+                        "<command line>:1:31: error: 'bf16' must be at least 1.00 GFLOP/s, got "
+                        "'1e-20 FLOPS'\n"
                         "    1 | --set hardware.gpu.flops.bf16=1e-20 FLOPS\n"
                         "      |                               ^~~~~~~~~~~\n");
+    free(diag);
+    diag = load("scenarios/70b_256gpu.yaml", &low, 1, &s);
+    assert_null(s);
+    assert_string_equal(diag,
+                        "<command line>:1:31: error: a bf16 peak of 2.00 GFLOP/s makes one step "
+                        "last at least 3.68e+06 s even at 100 % MFU; a step may last at most "
+                        "1000000 s (11.6 days)\n"
+                        "    1 | --set hardware.gpu.flops.bf16=2e9 FLOPS\n"
+                        "      |                               ^~~~~~~~~\n");
     free(diag);
     cfg_free(load_ok("scenarios/gpt2_1gpu.yaml", &slow, 1));
 }

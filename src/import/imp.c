@@ -131,7 +131,9 @@ const char *imp_at(struct imp *im, const struct yt_node *n)
         return "";
     base = strrchr(n->src->path, '/');
     diag_locate(n->src, n->off, &line, &col);
-    return imp_fmt(im, "%s:%d", base ? base + 1 : n->src->path, line);
+    im->last_at = n;
+    im->last_at_text = imp_fmt(im, "%s:%d", base ? base + 1 : n->src->path, line);
+    return im->last_at_text;
 }
 
 int imp_error(struct imp *im, const struct yt_node *n, const char *fmt, ...)
@@ -180,6 +182,8 @@ static void put(struct imp *im, const char *key, const char *value, const char *
     }
     e->value = arena_strdup(&im->a, value);
     e->comment = arena_strdup(&im->a, comment ? comment : "");
+    /* the key whose position the comment names (from() and the like call imp_at() just before) */
+    e->src = comment && im->last_at_text && strstr(comment, im->last_at_text) ? im->last_at : NULL;
     e->commented = commented;
 }
 

@@ -42,8 +42,10 @@ struct imp_entry {
     const char *key;
     const char *value;
     const char *comment;
-    bool commented; /* written as a comment line (keys simtrain does not read yet) */
-    size_t seq;     /* insertion order, for ties */
+    bool commented;            /* written as a comment line (keys simtrain does not read yet) */
+    size_t seq;                /* insertion order, for ties */
+    const struct yt_node *src; /* the source key its comment names (imp_at), or NULL */
+    long emit_off;             /* byte offset of its line in the emitted text (emit.c) */
 };
 
 struct imp_file {
@@ -78,6 +80,8 @@ struct imp {
     int errors;
     bool workload_only; /* hf-config without --hardware: the text is a workload file */
     struct imp_model model;
+    const struct yt_node *last_at; /* the node imp_at() last named, and its text: a key */
+    const char *last_at_text;      /* whose comment holds that text comes from that node */
 };
 
 /* ---- files and diagnostics (imp.c) ----------------------------------------------------- */
@@ -153,6 +157,13 @@ int imp_num(struct imp *im, const struct yt_node *n, double *out);
 /* The value of `key` in mapping `map` (NULL when absent); *kn receives the key node. */
 const struct yt_node *imp_get_key(const struct yt_node *map, const char *key,
                                   const struct yt_node **kn);
+
+/*
+ * Load the emitted text[0..len) as the loader will (scenario, or workload when workload_only)
+ * and, where it refuses a key the import wrote from a source key, report the refusal at that
+ * source key's line and column instead (verify.c). 0 when it loads; -1 after diagnostics.
+ */
+int imp_verify(struct imp *im, const char *text, size_t len);
 
 /* ---- the kinds ------------------------------------------------------------------------------ */
 

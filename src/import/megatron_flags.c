@@ -316,7 +316,16 @@ int meg_read_flags(struct meg *m, const struct meg_args *a)
                 return imp_error(m->im, w, "--%s needs a value", f->name);
             val = a->w[++i];
         }
-        m->opts[f - flags] = (struct meg_opt){ f, w, val }; /* argparse keeps the last */
+        if (m->opts[f - flags].key) {
+            int line, col;
+
+            diag_locate(m->opts[f - flags].key->src, m->opts[f - flags].key->off, &line, &col);
+            return imp_error(m->im, w,
+                             "--%s given twice (first at line %d:%d); argparse would keep the "
+                             "last silently: give it once",
+                             f->name, line, col);
+        }
+        m->opts[f - flags] = (struct meg_opt){ f, w, val };
     }
     return 0;
 }
