@@ -347,6 +347,11 @@ int schema_convert(const struct field *f, const char *text, size_t len, enum yt_
             store_int(p, f->size, name->value);
         return 0;
     case FT_STR:
+        for (size_t i = 0; i < len;
+             i++) /* names go into SVG (XML 1.0 allows no other), HTML, terminals */
+            if (((unsigned char)text[i] < 0x20 && !strchr("\t\n\r", text[i])) || text[i] == 0x7f)
+                return cfail(e, i, 1, "'%s' contains a control character (byte 0x%02X)", f->key,
+                             (unsigned)(unsigned char)text[i]);
         if (p && !a)
             return cfail(e, 0, len, "'%s' cannot be set here", f->key);
         if (p) {

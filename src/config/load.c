@@ -30,7 +30,7 @@ struct model_box {
 /* Count and print a YAML syntax error and its note, within the error cap. */
 static void yaml_error(struct schema_ctx *c, const struct yt_error *ye)
 {
-    schema_error(c, ye->mark, "%s", ye->msg);
+    schema_error(c, diag_unechoed_at_start(ye->mark), "%s", ye->msg);
     if (ye->note_mark.src && c->diag && c->errors <= SCHEMA_MAX_ERRORS)
         diag_note(c->diag, ye->note_mark, "%s", ye->note);
 }
@@ -51,8 +51,11 @@ static const struct yt_node *parse_root(struct schema_ctx *c, const char *path, 
         return NULL;
     }
     if (doc->root->kind != YT_MAP) {
-        schema_error(c, yt_mark(doc->root), "expected a mapping of keys in the %s file, got %s",
-                     what, yt_describe(doc->root));
+        struct diag_mark m = yt_mark(doc->root);
+
+        m.len = DIAG_NO_EXCERPT; /* not a file of this kind: its text is not echoed */
+        schema_error(c, m, "expected a mapping of keys in the %s file, got %s", what,
+                     yt_describe(doc->root));
         return NULL;
     }
     return doc->root;

@@ -17,7 +17,7 @@
 
 static void print_parse_error(FILE *diag, const struct yt_error *e)
 {
-    diag_error(diag, e->mark, "%s", e->msg);
+    diag_error(diag, diag_unechoed_at_start(e->mark), "%s", e->msg);
     if (e->note_mark.src)
         diag_note(diag, e->note_mark, "%s", e->note);
 }
@@ -64,6 +64,8 @@ struct imp_file *imp_read(struct imp *im, const char *path, const char *role, bo
     if (!f->doc->root || f->doc->root->kind != YT_MAP) {
         struct diag_mark m = f->doc->root ? yt_mark(f->doc->root)
                                           : (struct diag_mark){ &f->doc->src, DIAG_NO_POS, 0 };
+
+        m.len = DIAG_NO_EXCERPT; /* not a config: its text is not echoed */
         diag_error(im->diag, m, "%s: expected a mapping of keys at the top, got %s", role,
                    yt_describe(f->doc->root));
         im->errors++;

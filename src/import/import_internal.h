@@ -223,7 +223,18 @@ int imp_from_set(struct imp *im, const char *key, const char *what);
 /* The training keys of a run whose sources say nothing about training (hf-config). */
 int imp_training_defaults(struct imp *im);
 
-/* Does `cls` name the decoder layer class of the imported model? (accelerate's wrap check) */
-bool imp_decoder_matches(const struct imp *im, const char *cls);
+/*
+ * What FSDP's transformer_layer_cls_to_wrap `cls` (names separated by commas) wraps in the
+ * imported model: accelerate looks for each name among all the model's submodules and raises
+ * when one is missing (utils/dataclasses.py:2074-2078). WRAP_DECODER: the decoder layer (or the
+ * model is unknown); WRAP_SUBMODULE: a class inside it (Axolotl's Mixtral QLoRA-FSDP example
+ * wraps MixtralSparseMoeBlock); WRAP_NONE: *bad receives the first name not in the model.
+ */
+enum imp_wrap {
+    WRAP_NONE,
+    WRAP_DECODER,
+    WRAP_SUBMODULE
+};
+enum imp_wrap imp_wrap_class(struct imp *im, const char *cls, const char **bad);
 
 #endif

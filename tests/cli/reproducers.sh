@@ -174,6 +174,12 @@ refused "a runs CSV of 100,000 header columns (was 12 s)" "duplicate column 'c0'
 vals=$(awk 'BEGIN { for (i = 0; i < 10000; i++) printf "1,"; print "1" }')
 refused "--vary with 10,000 repeated values (was 34 s)" "value '1' is given twice" \
     sweep tests/fixtures/scenarios/minimal.yaml --vary "training.micro_batch=$vals"
+for f in /etc/passwd; do # a path to a file of another kind: refused, its text not echoed
+    refused "simtrain $f" "error: expected a mapping of keys" "$f"
+    grep -q root "$tmp/err" && fail "simtrain $f echoes the file: $(cat "$tmp/err")"
+    refused "import hf-config $f" "error: invalid JSON" import hf-config "$f"
+    grep -q root "$tmp/err" && fail "import hf-config $f echoes the file: $(cat "$tmp/err")"
+done
 
 [ $failures -eq 0 ] || exit 1
 echo "reproducers: $n runs ok"
