@@ -386,23 +386,8 @@ static int fsdp(struct acc *c)
     if (imp_is(v, "SIZE_BASED_WRAP"))
         imp_note(c->im, FATE_APPROX, kn, "SIZE_BASED_WRAP units timed as one per decoder layer");
     v = get(f, "fsdp_transformer_layer_cls_to_wrap", &kn);
-    if (imp_str(v)) {
-        const char *bad = NULL;
-        enum imp_wrap w = imp_wrap_class(c->im, imp_str(v), &bad);
-
-        if (w == WRAP_NONE)
-            return imp_error(c->im, kn,
-                             "fsdp_transformer_layer_cls_to_wrap '%s' is not a class of this %s "
-                             "model (its decoder layer is %s): accelerate raises \"Could not "
-                             "find the transformer layer class %s in the model\" "
-                             "(utils/dataclasses.py:2074-2078)",
-                             bad, c->im->model.type, c->im->model.decoder, bad);
-        if (w == WRAP_SUBMODULE)
-            imp_note(c->im, FATE_APPROX, kn,
-                     "fsdp_transformer_layer_cls_to_wrap '%s' wraps modules inside the decoder "
-                     "layer: timed as one FSDP unit per decoder layer",
-                     imp_str(v));
-    }
+    if (imp_str(v) && imp_check_wrap(c->im, kn, "fsdp_transformer_layer_cls_to_wrap", imp_str(v)))
+        return -1;
     for (size_t i = 0; i < f->count; i++) {
         const char *k = f->pairs[i].key->text;
         if (strcmp(k, "fsdp_limit_all_gathers") == 0 || strcmp(k, "fsdp_use_orig_params") == 0 ||

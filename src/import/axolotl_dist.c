@@ -267,21 +267,10 @@ static int fsdp_wrap(struct ax *a, const struct yt_node *cfg)
     const struct yt_node *kn, *cls = fsdp_get(cfg, "transformer_layer_cls_to_wrap", &kn),
                               *pol = fsdp_get(cfg, "auto_wrap_policy", &kn);
     const struct yt_node *ck;
-    const char *bad = NULL;
-    enum imp_wrap w = imp_str(cls) ? imp_wrap_class(a->im, imp_str(cls), &bad) : WRAP_DECODER;
 
     fsdp_get(cfg, "transformer_layer_cls_to_wrap", &ck);
-    if (w == WRAP_NONE)
-        return imp_error(a->im, ck,
-                         "transformer_layer_cls_to_wrap '%s' is not a class of this %s model (its "
-                         "decoder layer is %s): accelerate raises \"Could not find the transformer "
-                         "layer class %s in the model\" (utils/dataclasses.py:2074-2078)",
-                         bad, a->im->model.type, a->im->model.decoder, bad);
-    if (w == WRAP_SUBMODULE)
-        imp_note(a->im, FATE_APPROX, ck,
-                 "transformer_layer_cls_to_wrap '%s' wraps modules inside the decoder layer: "
-                 "timed as one FSDP unit per decoder layer",
-                 imp_str(cls));
+    if (imp_str(cls) && imp_check_wrap(a->im, ck, "transformer_layer_cls_to_wrap", imp_str(cls)))
+        return -1;
     if (imp_is(pol, "SIZE_BASED_WRAP"))
         imp_note(a->im, FATE_APPROX, kn,
                  "auto_wrap_policy SIZE_BASED_WRAP: its units are timed as one per decoder "

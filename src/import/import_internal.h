@@ -237,4 +237,8 @@ enum imp_wrap {
 };
 enum imp_wrap imp_wrap_class(struct imp *im, const char *cls, const char **bad);
 
+/* imp_wrap_class() of key `at` (spelled `key`): an error for WRAP_NONE (-1), a note for
+ * WRAP_SUBMODULE (approximated: one FSDP unit per decoder layer), else 0. */
+int imp_check_wrap(struct imp *im, const struct yt_node *at, const char *key, const char *cls);
+
 #endif

@@ -209,3 +209,22 @@ int imp_training_defaults(struct imp *im)
     imp_put_framework(im, "hf", "a Hugging Face model");
     return 0;
 }
+
+int imp_check_wrap(struct imp *im, const struct yt_node *at, const char *key, const char *cls)
+{
+    const char *bad = NULL;
+    enum imp_wrap w = imp_wrap_class(im, cls, &bad);
+
+    if (w == WRAP_NONE)
+        return imp_error(im, at,
+                         "%s '%s' is not a class of this %s model (its decoder layer is %s): "
+                         "accelerate raises \"Could not find the transformer layer class %s in "
+                         "the model\" (utils/dataclasses.py:2074-2078)",
+                         key, bad, im->model.type, im->model.decoder, bad);
+    if (w == WRAP_SUBMODULE)
+        imp_note(im, FATE_APPROX, at,
+                 "%s '%s' wraps modules inside the decoder layer: timed as one FSDP unit per "
+                 "decoder layer",
+                 key, cls);
+    return 0;
+}
