@@ -119,13 +119,17 @@ static void test_more_gpus_fixed_batch_not_slower(void **state)
     assert_true(c.step_s < b.step_s);
 }
 
-/* A GPU with twice the FLOP/s and memory bandwidth finishes a single-GPU step sooner. */
+/*
+ * A GPU with twice the FLOP/s (its peak and its clock model's FLOP per clock, which must agree)
+ * and memory bandwidth finishes a single-GPU step sooner.
+ */
 static void test_faster_gpu_faster_step(void **state)
 {
     const char *fast[] = { "hardware.gpu.flops.bf16=1978 TFLOPS",
+                           "hardware.gpu.tensor_flop_per_clock.bf16=2048",
                            "hardware.gpu.memory_bandwidth=6.7 TB/s" };
     struct step a = simulate("scenarios/gpt2_1gpu.yaml", NULL, 0);
-    struct step b = simulate("scenarios/gpt2_1gpu.yaml", fast, 2);
+    struct step b = simulate("scenarios/gpt2_1gpu.yaml", fast, 3);
 
     (void)state;
     assert_true(b.step_s < a.step_s);

@@ -220,12 +220,14 @@ static const struct field network_rows[] = {
     { BOOL("rail_optimized", struct network_spec, rail_optimized, "true"),
       .doc = "same-index GPUs of all nodes share a leaf switch" },
     { INTM("fabric_levels", struct network_spec, fabric_levels, 1, 8, "2"),
-      .doc = "fat-tree levels (1 = single switch)" },
+      .doc = "fat-tree levels (1 = single switch); traffic off its rail crosses 2 x (levels - "
+             "1) further hops" },
     { NUM("oversubscription", struct network_spec, oversubscription, 1, 0, "1"),
       .doc = "upper-level oversubscription ratio (1 = non-blocking)" },
     /* Estimate: NCCL's NET ring latency is 2.7 us (LL) (formulas.md §5.3 hwLatencies). */
     { QTY("latency", struct network_spec, latency, UNIT_TIME, "2 us"), .flags = F_ZERO_OK,
-      .doc = "NIC-to-NIC one way through one switch" },
+      .doc = "NIC-to-NIC one way through one switch; each network step of a collective moves "
+             "by its difference from 2 us (NCCL's latency constants)" },
     { QTY("hop_latency", struct network_spec, hop_latency, UNIT_TIME, "0.3 us"), .flags = F_ZERO_OK,
       .doc = "each further switch hop (estimate)" },
     { ENUM("cpu", struct network_spec, amd_cpu, cpu_names, "intel"),
