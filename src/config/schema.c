@@ -195,7 +195,7 @@ static const struct field host_rows[] = {
       .doc = "host DRAM per node" },
     /* Estimate: a few DDR channels' worth; shipped hardware files give sourced values. */
     { QTY("memory_bandwidth", struct host_spec, mem_bw_Bps, UNIT_BANDWIDTH, "200 GB/s"),
-      .doc = "host DRAM bandwidth per node" },
+      .doc = "host DRAM bandwidth per node; a GPU's offload copies get at most its share" },
     /* Estimate: order of magnitude of DeepSpeed CPU-Adam per GPU's share of cores. */
     { QTY("adam_throughput", struct host_spec, adam_Pps, UNIT_RATE, "1 Gparam/s"),
       .doc = "CPU Adam throughput per GPU's share of the host" },
