@@ -363,7 +363,8 @@ static void test_import_axolotl_optimizer_impl(void **state)
 static void test_import_set_over_sources(void **state)
 {
     char dir[] = "/tmp/simtrain-import-XXXXXX", *yml, *text, *diag = NULL;
-    struct cfg_override set[2] = { { "training.micro_batch", "4", "training.micro_batch=4" },
+    struct cfg_override set[3] = { { "training.micro_batch", "4", "training.micro_batch=4" },
+                                   { "training.global_batch", "4", "training.global_batch=4" },
                                    { "hardware.gpu.memory", "40 GB",
                                      "hardware.gpu.memory=40 GB" } };
     const char *files[1];
@@ -373,7 +374,7 @@ static void test_import_set_over_sources(void **state)
                                  .gpus = 1,
                                  .model_config = HF("meta-llama--Meta-Llama-3.1-8B"),
                                  .sets = set,
-                                 .nsets = 2 };
+                                 .nsets = 3 };
     size_t len, dlen;
     FILE *d;
 
