@@ -217,8 +217,8 @@ void band_basis_text(const struct band *b, char *buf, size_t n)
     }
     if (!b->found) {
         snprintf(buf, n,
-                 "fewer than %d validation runs share its parallel kind (%s) and its stack (%s) "
-                 "or GPU generation (%s)",
+                 "no measured run near it: fewer than %d validation runs share its parallel "
+                 "kind (%s) with its stack (%s) or its GPU generation (%s)",
                  BAND_MIN_RUNS, b->regime.word[BD_KIND], b->regime.word[BD_STACK],
                  b->regime.word[BD_GPU]);
         return;

@@ -171,7 +171,7 @@ static void interval_line(FILE *f, const struct run *r)
                 "              %s\n",
                 range, basis);
     else
-        fprintf(f, "  interval    none: %s\n", basis);
+        fprintf(f, "  interval    none, %s\n", basis);
 }
 
 static void time_section(FILE *f, const struct run *r)
