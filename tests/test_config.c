@@ -238,7 +238,10 @@ static void test_cfg_enum_spellings_match_names(void **state)
                                              "fsdp", "fsdp_grad_op", "hsdp",  "fsdp_no_shard" };
     static const char *const schedules[] = { "1f1b", "gpipe", "interleaved", "zb-h1" };
     static const char *const recomputes[] = { "none", "selective", "full" };
-    static const char *const optimizers[] = { "adamw", "adam8bit", "sgd", "adafactor" };
+    static const char *const optimizers[] = {
+        "adamw",           "adam8bit", "sgd", "adafactor", "torchao_adamw8bit", "torchao_adamw4bit",
+        "torchao_adamwfp8"
+    };
     static const char *const finetunes[] = { "full", "lora", "qlora" };
     static const char *const algos[] = { "auto", "ring", "tree", "nvls", "nvls_tree", "hier" };
     static const char *const protos[] = { "auto", "ll", "ll128", "simple" };

@@ -208,6 +208,7 @@ static void evaluate_row(struct runner *ru, int i, const int *col)
     if (validate_row_scenario(ru->rep->csv, i, hw, ru->profiles, &s, r->reason, sizeof(r->reason)))
         return;
     r->reading = s.fw.reading;
+    band_regime_of(&s, &r->regime);
     memset(&p, 0, sizeof(p));
     reason[0] = '\0';
     if ((ru->hooks && ru->hooks->predict

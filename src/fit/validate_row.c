@@ -64,12 +64,12 @@ static const struct {
      * Memory-model columns (docs/memory.md, "Validation rows"): finetune
      * (full | lora | qlora), lora_rank, lora_targets (q+k+v+o+gate+up+down or
      * all), lora_double_quant and lora_paged_optimizer (0 | 1), offload (none |
-     * optimizer | params), optimizer (adamw | adam8bit | sgd | adafactor),
-     * master_weights (0 | 1), grad_dtype (fp32 | bf16 | fp16) and
-     * memory_overhead_gib (CUDA context and NCCL; 0 for a
-     * torch.cuda.max_memory_allocated figure) and memory_fragmentation (the
-     * caching allocator's free share, training.memory_fragmentation; 0 for an
-     * allocated-bytes figure). Empty = the scenario default.
+     * optimizer | params), optimizer (adamw | adam8bit | sgd | adafactor | torchao_adamw8bit |
+     * torchao_adamw4bit | torchao_adamwfp8), master_weights (0 | 1), grad_dtype (fp32 | bf16 |
+     * fp16) and memory_overhead_gib (CUDA context and NCCL; 0 for a torch.cuda.max_memory_allocated
+     * figure) and memory_fragmentation (the caching allocator's free share,
+     * training.memory_fragmentation; 0 for an allocated-bytes figure). Empty = the scenario
+     * default.
      */
     [C_FINETUNE] = { "finetune", false },
     [C_LORA_RANK] = { "lora_rank", false },

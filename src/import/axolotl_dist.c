@@ -327,8 +327,7 @@ static int fsdp(struct ax *a)
                 v ? imp_fmt(a->im, "%s fsdp_config.reshard_after_forward", imp_at(a->im, kn))
                   : "FSDP2 without reshard_after_forward: false in transformers 5.x "
                     "(training_args.py:2750-2754)");
-        if (a->optimizer && strcmp(a->optimizer, "adam8bit") == 0 && a->optimizer_at &&
-            !imp_is(imp_get_key(a->root, "optimizer", NULL), "adamw_torch_8bit"))
+        if (a->optimizer && strcmp(a->optimizer, "adam8bit") == 0 && a->optimizer_at)
             return imp_error(a->im, a->optimizer_at,
                              "bitsandbytes 8-bit AdamW with FSDP2 (Axolotl refuses it: "
                              "utils/schemas/validation.py:1139-1153)");

@@ -12,6 +12,7 @@
 
 #include "config/config.h"
 #include "config/schema.h"
+#include "report/band.h"
 #include "run/run.h"
 
 static const char *const size_keys[] = { "cluster.nodes", "cluster.gpus", "hardware.nodes",
@@ -354,7 +355,12 @@ int sweep_point_scenario(const struct sweep *sw, long index, struct scenario *ou
 
 static void measure(const struct run *r, struct sweep_point *pt)
 {
+    struct band b;
+
     pt->step_s = r->step_s;
+    band_lookup(r->s, r->step_s, &b);
+    pt->step_lo_s = b.lo_s;
+    pt->step_hi_s = b.hi_s;
     pt->tokens_per_s = r->tokens_per_s;
     pt->tokens_per_s_per_gpu = r->tokens_per_s_per_gpu;
     pt->mfu = r->mfu;
