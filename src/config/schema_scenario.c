@@ -26,6 +26,9 @@ static const struct enum_name optimizer_names[] = {
     { "adam8bit", OPT_ADAM8BIT },
     { "sgd", OPT_SGD },
     { "adafactor", OPT_ADAFACTOR },
+    { "torchao_adamw8bit", OPT_TORCHAO_ADAMW8BIT },
+    { "torchao_adamw4bit", OPT_TORCHAO_ADAMW4BIT },
+    { "torchao_adamwfp8", OPT_TORCHAO_ADAMWFP8 },
     { NULL, 0 },
 };
 static const struct enum_name optimizer_impl_names[] = {

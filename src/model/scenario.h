@@ -24,7 +24,10 @@ enum optimizer_kind {
     OPT_ADAMW,
     OPT_ADAM8BIT, /* bitsandbytes block-wise 8-bit Adam */
     OPT_SGD,      /* with momentum */
-    OPT_ADAFACTOR
+    OPT_ADAFACTOR,
+    OPT_TORCHAO_ADAMW8BIT, /* torchao AdamW8bit: uint8 codes, fp32 scale per 256 (memory.c) */
+    OPT_TORCHAO_ADAMW4BIT, /* torchao AdamW4bit: packed 4-bit codes, fp32 scale per 128 */
+    OPT_TORCHAO_ADAMWFP8   /* torchao AdamWFp8: float8_e4m3fn codes, fp32 scale per 256 */
 };
 
 /*
