@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "base/par.h"
 #include "cli/cmd.h"
 #include "fit/validate.h"
 
@@ -14,6 +15,7 @@ struct validate_args {
     struct cli_list pos; /* the runs file */
     const char *json, *plot;
     bool markdown, quiet;
+    int jobs; /* 0: not given (the processors online) */
 };
 
 #define OFF(field) offsetof(struct validate_args, field)
@@ -26,6 +28,10 @@ static const struct cli_opt validate_opts[] = {
     { "--markdown", 0, NULL, "print Markdown tables", .kind = CLI_FLAG, .offset = OFF(markdown) },
     { "--quiet", 'q', NULL, "print no table (for --json and --plot)", .kind = CLI_FLAG,
       .offset = OFF(quiet) },
+    { "--jobs", 'j', "N",
+      "simulate N rows at a time (default: the processors online); the output is the same "
+      "for any N",
+      .kind = CLI_INT, .offset = OFF(jobs), .min = 1, .max = 1024 },
 };
 
 const struct cli_command cmd_validate_spec = {
@@ -46,6 +52,7 @@ int cmd_validate(int argc, char **argv)
 {
     struct validate_args a = { 0 };
     struct validate_report rep;
+    struct validate_hooks hooks = { 0 };
     enum cli_result pr = cli_parse(&cmd_validate_spec, argc, argv, &a);
     const char *csv;
     int rc = 0;
@@ -57,7 +64,8 @@ int cmd_validate(int argc, char **argv)
         return cli_exit_status(pr);
     }
     csv = a.pos.items[0];
-    if (validate_file(csv, NULL, &rep, stderr) ||
+    hooks.jobs = a.jobs ? a.jobs : par_default_jobs();
+    if (validate_file(csv, &hooks, &rep, stderr) ||
         cli_check_outputs(&cmd_validate_spec, &a.json, 1, &a.plot, 1) != 0) {
         validate_release(&rep);
         cli_release(&cmd_validate_spec, &a);
