@@ -1,5 +1,5 @@
-/* test_engine.c - the event queue (ring and heap) against references, FIFO ties, run order;
-   duration arithmetic that saturates instead of wrapping. */
+/* test_engine.c - the event queue (ring, heap and radix heap) against references, FIFO ties, run
+   order; duration arithmetic that saturates instead of wrapping. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -142,6 +142,91 @@ static void test_ring_heap_switches_keep_order(void **state)
         }
     }
     assert_true(switches > 100);
+    engine_release(&e);
+}
+
+/*
+ * The same with thousands pending: ring, heap and radix heap (from ENGINE_RADIX_MIN events)
+ * and back, delays of 0 to 7 ns (ties within a radix bucket and across its spreads) and now
+ * and then a long one (high buckets). Every pop is the earliest (time, sequence) pending.
+ */
+static void test_radix_switches_keep_order(void **state)
+{
+    enum {
+        CAP = 3000
+    };
+    struct engine e;
+    struct event ev;
+    struct pend {
+        sim_time t;
+        int64_t data;
+    } *pend = malloc(sizeof(*pend) * CAP);
+    uint64_t rng = 5;
+    int i, n = 0, target = CAP - 1, switches = 0;
+
+    (void)state;
+    engine_init(&e);
+    for (i = 0; i < 60000; i++) {
+        bool push = n == 0 || (n < target && rng_uniform(&rng) < 0.8) ||
+                    (n >= target && rng_uniform(&rng) < 0.2);
+        if (n >= CAP - 1)
+            push = false;
+        if (push) {
+            sim_time d = rng_uniform(&rng) < 0.01 ? (sim_time)(rng_next(&rng) % 1000000)
+                                                  : (sim_time)(rng_next(&rng) % 8);
+            engine_at(&e, e.now + d, nop, NULL, i);
+            pend[n].t = e.now + d;
+            pend[n].data = i;
+            n++;
+        } else {
+            int best = 0, k;
+            for (k = 1; k < n; k++)
+                if (pend[k].t < pend[best].t ||
+                    (pend[k].t == pend[best].t && pend[k].data < pend[best].data))
+                    best = k;
+            assert_true(engine_pop(&e, &ev));
+            assert_int_equal(ev.t, pend[best].t);
+            assert_int_equal(ev.data, pend[best].data);
+            e.now = ev.t;
+            pend[best] = pend[--n];
+        }
+        if (n >= target) {
+            target = 4;
+            switches++;
+        } else if (n <= target && target == 4) {
+            target = CAP - 1;
+        }
+    }
+    assert_true(switches >= 3);
+    engine_release(&e);
+    free(pend);
+}
+
+/* An event scheduled before one already popped (engine_pop() leaves now alone): the radix
+ * heap cannot hold it, the queue goes back to the heap and keeps the order. */
+static void test_radix_falls_back_to_heap(void **state)
+{
+    struct engine e;
+    struct event ev;
+    int i;
+
+    (void)state;
+    engine_init(&e);
+    for (i = 0; i < 200; i++)
+        engine_at(&e, 1000 + i, nop, NULL, i);
+    assert_true(engine_pop(&e, &ev));
+    assert_int_equal(ev.t, 1000);
+    engine_at(&e, 5, nop, NULL, 500); /* before 1000: now is still 0 */
+    engine_at(&e, 5, nop, NULL, 501);
+    assert_true(engine_pop(&e, &ev));
+    assert_int_equal(ev.data, 500);
+    assert_true(engine_pop(&e, &ev));
+    assert_int_equal(ev.data, 501);
+    for (i = 1; i < 200; i++) {
+        assert_true(engine_pop(&e, &ev));
+        assert_int_equal(ev.t, 1000 + i);
+    }
+    assert_false(engine_pop(&e, &ev));
     engine_release(&e);
 }
 
@@ -312,6 +397,8 @@ int main(void)
         cmocka_unit_test(test_heap_matches_sorted_reference),
         cmocka_unit_test(test_heap_interleaved_push_pop),
         cmocka_unit_test(test_ring_heap_switches_keep_order),
+        cmocka_unit_test(test_radix_switches_keep_order),
+        cmocka_unit_test(test_radix_falls_back_to_heap),
         cmocka_unit_test(test_ties_run_fifo),
         cmocka_unit_test(test_run_advances_time),
     };

@@ -10,8 +10,9 @@
  * The simulator keeps few events queued (about six for a symmetric run, one
  * or two per simulated stream), so the queue is a ring kept sorted by
  * insertion while it holds up to ENGINE_RING_MAX events (a new event is
- * usually the latest: one comparison; the earliest leaves from the head), and
- * a 4-ary heap beyond (--ranks all). Both give the same (t, seq) order.
+ * usually the latest: one comparison; the earliest leaves from the head), a
+ * 4-ary heap beyond, and a radix heap on the integer-ns times (radix.h) from
+ * ENGINE_RADIX_MIN events on (--ranks all). All give the same (t, seq) order.
  */
 #ifndef SIMTRAIN_ENGINE_H
 #define SIMTRAIN_ENGINE_H
@@ -22,6 +23,7 @@
 #include "base/util.h"
 
 struct engine;
+struct radix;
 typedef void engine_fn(struct engine *e, void *ctx, int64_t data);
 
 struct event {
@@ -33,16 +35,25 @@ struct event {
 };
 
 struct engine {
-    struct event *heap; /* the queue: a sorted ring while small, else a 4-ary min-heap */
-    size_t n, cap;      /* events queued, slots allocated (a power of two) */
-    size_t head;        /* ring: slot of the earliest event */
-    int ring;           /* 1: heap[] is a ring sorted on (t, seq); 0: a heap from slot 0 */
-    uint64_t seq;       /* next insertion sequence number */
-    sim_time now;       /* time of the event being run, ns */
-    uint64_t fired;     /* events run so far */
+    struct event *heap;  /* the queue: a sorted ring while small, else a 4-ary min-heap */
+    size_t n, cap;       /* events queued, slots allocated (a power of two) */
+    size_t head;         /* ring: slot of the earliest event */
+    int ring;            /* 1: heap[] is a ring sorted on (t, seq); 0: a heap from slot 0 */
+    struct radix *rq;    /* non-NULL: the events are in this radix heap, not in heap[] */
+    struct radix *spare; /* the radix heap's memory while the queue is a ring or a heap */
+    size_t radix_min;    /* the heap becomes a radix heap at this many events
+                            (ENGINE_RADIX_MIN; bench_engine compares others) */
+    int no_radix;        /* an event was scheduled before one already run (engine_pop()
+                            without engine_run()): a radix heap cannot hold that */
+    uint64_t seq;        /* next insertion sequence number */
+    sim_time now;        /* time of the event being run, ns */
+    uint64_t fired;      /* events run so far */
 };
 
 #define ENGINE_RING_MAX 32 /* beyond this many events the ring becomes a heap */
+/* From this many events on, the heap becomes a radix heap (bench_engine: 4-ary heap and radix
+ * heap side by side at 16 to 65,536 pending events). */
+#define ENGINE_RADIX_MIN 64
 
 void engine_init(struct engine *e);
 void engine_release(struct engine *e);

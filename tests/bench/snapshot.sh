@@ -17,7 +17,7 @@ out=${2:?usage: tests/bench/snapshot.sh SIMTRAIN OUTDIR [RUNS.csv...]}
 shift 2
 mkdir -p "$out" || exit 1
 # The run's own wall time is not a prediction: drop such lines.
-strip() { grep -v -e 'wall' -e 'elapsed' -e 'candidates/s' || true; }
+strip() { sed -E -e 's/ in [0-9.]+ s/ in - s/g' -e 's/\([0-9,]+\/s;/(-\/s;/'; }
 for y in scenarios/*.yaml; do
     n=$(basename "$y" .yaml)
     "$bin" "$y" > "$out/$n.txt" 2>&1 || echo "exit $?" >> "$out/$n.txt"
