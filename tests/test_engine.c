@@ -90,90 +90,31 @@ static void test_heap_interleaved_push_pop(void **state)
 }
 
 /*
- * The queue switches between a sorted ring (few events) and a heap (more than 32) and back
- * (8 or fewer): with the pending count swinging across both thresholds many times and most
- * events tied in time, every pop is the earliest (time, insertion sequence) left, as a
- * linear scan of the pending events finds it.
+ * Pending events swing between 4 and hi (< cap) `steps` times over; each pop is checked
+ * against a linear scan of the pending events for the earliest (time, insertion sequence).
+ * Delays are 0 to spread - 1 ns (most events tied), one in a hundred up to `far` ns when
+ * far > 0. Returns how many times the count reached hi.
  */
-static void test_ring_heap_switches_keep_order(void **state)
+static int swing(int cap, int hi, sim_time spread, sim_time far, int steps)
 {
-    enum {
-        CAP = 64
-    };
-    struct engine e;
-    struct event ev;
-    struct {
-        sim_time t;
-        int64_t data;
-    } pend[CAP];
-    uint64_t rng = 11;
-    int i, n = 0, target = 40, switches = 0;
-
-    (void)state;
-    engine_init(&e);
-    for (i = 0; i < 40000; i++) {
-        bool push = n == 0 || (n < target && rng_uniform(&rng) < 0.8) ||
-                    (n >= target && rng_uniform(&rng) < 0.2);
-        if (n >= CAP - 1)
-            push = false;
-        if (push) {
-            sim_time t = e.now + (sim_time)(rng_next(&rng) % 4);
-            engine_at(&e, t, nop, NULL, i);
-            pend[n].t = t;
-            pend[n].data = i;
-            n++;
-        } else {
-            int best = 0, k;
-            for (k = 1; k < n; k++)
-                if (pend[k].t < pend[best].t ||
-                    (pend[k].t == pend[best].t && pend[k].data < pend[best].data))
-                    best = k;
-            assert_true(engine_pop(&e, &ev));
-            assert_int_equal(ev.t, pend[best].t);
-            assert_int_equal(ev.data, pend[best].data);
-            e.now = ev.t;
-            pend[best] = pend[--n];
-        }
-        if (n >= target) { /* swing the pending count between 40 and 4 */
-            target = 4;
-            switches++;
-        } else if (n <= target && target == 4) {
-            target = 40;
-        }
-    }
-    assert_true(switches > 100);
-    engine_release(&e);
-}
-
-/*
- * The same with thousands pending: ring, heap and radix heap (from ENGINE_RADIX_MIN events)
- * and back, delays of 0 to 7 ns (ties within a radix bucket and across its spreads) and now
- * and then a long one (high buckets). Every pop is the earliest (time, sequence) pending.
- */
-static void test_radix_switches_keep_order(void **state)
-{
-    enum {
-        CAP = 3000
-    };
     struct engine e;
     struct event ev;
     struct pend {
         sim_time t;
         int64_t data;
-    } *pend = malloc(sizeof(*pend) * CAP);
-    uint64_t rng = 5;
-    int i, n = 0, target = CAP - 1, switches = 0;
+    } *pend = malloc(sizeof(*pend) * (size_t)cap);
+    uint64_t rng = 11;
+    int i, n = 0, target = hi, switches = 0;
 
-    (void)state;
     engine_init(&e);
-    for (i = 0; i < 60000; i++) {
+    for (i = 0; i < steps; i++) {
         bool push = n == 0 || (n < target && rng_uniform(&rng) < 0.8) ||
                     (n >= target && rng_uniform(&rng) < 0.2);
-        if (n >= CAP - 1)
+        if (n >= cap - 1)
             push = false;
         if (push) {
-            sim_time d = rng_uniform(&rng) < 0.01 ? (sim_time)(rng_next(&rng) % 1000000)
-                                                  : (sim_time)(rng_next(&rng) % 8);
+            sim_time d = far > 0 && rng_uniform(&rng) < 0.01 ? (sim_time)(rng_next(&rng) % far)
+                                                             : (sim_time)(rng_next(&rng) % spread);
             engine_at(&e, e.now + d, nop, NULL, i);
             pend[n].t = e.now + d;
             pend[n].data = i;
@@ -190,16 +131,33 @@ static void test_radix_switches_keep_order(void **state)
             e.now = ev.t;
             pend[best] = pend[--n];
         }
-        if (n >= target) {
+        if (n >= target) { /* swing the pending count between hi and 4 */
             target = 4;
             switches++;
         } else if (n <= target && target == 4) {
-            target = CAP - 1;
+            target = hi;
         }
     }
-    assert_true(switches >= 3);
     engine_release(&e);
     free(pend);
+    return switches;
+}
+
+/* The queue switches between a sorted ring (few events) and a heap (more than 32) and back
+ * (8 or fewer), many times. */
+static void test_ring_heap_switches_keep_order(void **state)
+{
+    (void)state;
+    assert_true(swing(64, 40, 4, 0, 40000) > 100);
+}
+
+/* The same with thousands pending: ring, heap, radix heap (from ENGINE_RADIX_MIN events) and
+ * back; ties within a radix bucket and across its spreads, and now and then a far event (high
+ * buckets). */
+static void test_radix_switches_keep_order(void **state)
+{
+    (void)state;
+    assert_true(swing(3000, 2999, 8, 1000000, 60000) >= 3);
 }
 
 /* An event scheduled before one already popped (engine_pop() leaves now alone): the radix
