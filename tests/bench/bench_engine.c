@@ -57,7 +57,7 @@ static void run(int64_t events, int pending, size_t radix_min, const char *queue
 int main(int argc, char **argv)
 {
     int64_t events = argc > 1 ? atoll(argv[1]) : 20000000;
-    const int sizes[] = { 16, 256, 1024, 4096, 16384, 65536 };
+    const int sizes[] = { 16, 48, 128, 256, 1024, 4096, 16384, 65536 };
     const uint64_t spreads[] = { 10000, 16 };
 
     printf("%-10s %-8s %-12s %12s %10s %14s\n", "pending", "spread", "queue", "events", "seconds",
