@@ -160,6 +160,32 @@ static void test_cost_triton_backward_extra(void **state)
                 4);
 }
 
+/*
+ * Unpadded CUDA attention (MPT flash_attn_fn with flash_attn bert_padding), MHA, 16-bit: forward
+ * gathers q, k, v (2*2 B per Q, K, V element) and pads the output (zeros 2 B + index_put 4 B per
+ * Q element): 18 B per Q element in five kernels; backward gathers the output gradient (4 B),
+ * scatters three gradients into zeros (6 B per Q, K, V element) and cats them (4 B each):
+ * 34 B per Q element in eight kernels.
+ */
+static void test_cost_attn_unpad_bytes(void **state)
+{
+    struct gpu_spec g;
+    struct efficiency e;
+    double q = 1e8;
+    sim_time f, b;
+
+    (void)state;
+    toy_gpu(&g, &e);
+    f = cost_attn_unpad(&g, &e, q, 3 * q, 2, false);
+    b = cost_attn_unpad(&g, &e, q, 3 * q, 2, true);
+    assert_true(llabs(f - ns_from_s(18 * q / 1e12)) <= 5);
+    assert_true(llabs(b - ns_from_s(34 * q / 1e12)) <= 8);
+    assert_int_equal(cost_attn_unpad(&g, &e, 0, 0, 2, false), 0);
+    e.launch = 1000;
+    assert_true(llabs(cost_attn_unpad(&g, &e, q, 3 * q, 2, false) - f - 5000) <= 5);
+    assert_true(llabs(cost_attn_unpad(&g, &e, q, 3 * q, 2, true) - b - 8000) <= 8);
+}
+
 /* Time of the `batch` GEMMs (m x k)(k x n) in ms. */
 static double gemm_ms(const struct hardware *hw, double m, double n, double k, double batch)
 {
@@ -303,6 +329,7 @@ int main(void)
         cmocka_unit_test(test_cost_attention_long_and_blackwell),
         cmocka_unit_test(test_cost_attention_at_sustained_clock),
         cmocka_unit_test(test_cost_triton_backward_extra),
+        cmocka_unit_test(test_cost_attn_unpad_bytes),
         cmocka_unit_test(test_cost_fused_softmax_fa1_megatron),
         cmocka_unit_test(test_cost_fused_softmax_causal_reads_half),
     };

@@ -662,6 +662,45 @@ static void test_workload_triton_attention_slower(void **state)
 }
 
 /*
+ * Unpadded CUDA attention (training.attention_unpad, MPT's flash_attn_fn): the attention op's
+ * forward grows by the gathers and pad (cost_attn_unpad, 18 B per Q element in MHA) and its
+ * backward by the scatters and cat (34 B); the kernel and the projections are unchanged, and the
+ * Triton path, which calls its kernel on the padded tensors, ignores the key.
+ */
+static void test_workload_attention_unpad(void **state)
+{
+    struct scenario base, unpad, triton, triton_unpad;
+    struct layer_cost a, b, c, d;
+    const struct op *fa, *fu;
+    double T, q;
+
+    (void)state;
+    llama(&base, 4096, 32, 32, 11008, 2, 2048, 1, FW_PYTORCH);
+    unpad = base;
+    unpad.train.attention_unpad = true;
+    layer_of(&base, &a);
+    layer_of(&unpad, &b);
+    fa = find_op(&a, "flash_attention");
+    fu = find_op(&b, "flash_attention");
+    T = 2048;
+    q = 4096;
+    assert_true(fu->t_fwd - fa->t_fwd ==
+                cost_attn_unpad(&base.hw.gpu, &base.hw.eff, T * q, 3 * T * q, 2, false));
+    assert_true(fu->t_dgrad - fa->t_dgrad ==
+                cost_attn_unpad(&base.hw.gpu, &base.hw.eff, T * q, 3 * T * q, 2, true));
+    assert_true(fu->t_dgrad - fa->t_dgrad > fu->t_fwd - fa->t_fwd);
+    assert_true(find_op(&b, "qkv_proj")->t_fwd == find_op(&a, "qkv_proj")->t_fwd);
+    triton = base;
+    triton.train.attention_impl = ATTN_IMPL_TRITON;
+    triton_unpad = triton;
+    triton_unpad.train.attention_unpad = true;
+    layer_of(&triton, &c);
+    layer_of(&triton_unpad, &d);
+    assert_true(find_op(&c, "flash_attention")->t_fwd == find_op(&d, "flash_attention")->t_fwd);
+    assert_true(find_op(&c, "flash_attention")->t_dgrad == find_op(&d, "flash_attention")->t_dgrad);
+}
+
+/*
  * Host-bound layers (workload_host.c): a 768-wide Llama layer at one 128-token sequence under
  * FSDP1 takes tens of microseconds per part on an A100, less than the host's bookkeeping of
  * its 7 parameter tensors (two RMSNorm weights, fused QKV, output, gate, up, down: 10.7 + 6.9 us
@@ -952,6 +991,7 @@ int main(void)
         cmocka_unit_test(test_workload_megatron_cross_entropy_passes),
         cmocka_unit_test(test_workload_fused_cross_entropy_keeps_16bit_logits),
         cmocka_unit_test(test_workload_triton_attention_slower),
+        cmocka_unit_test(test_workload_attention_unpad),
         cmocka_unit_test(test_workload_host_bound_small_layers),
         cmocka_unit_test(test_workload_lora_dropout_keeps_copy_and_mask),
         cmocka_unit_test(test_workload_cp_ring_kernels_and_merges),

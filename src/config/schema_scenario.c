@@ -240,6 +240,9 @@ static const struct field training_rows[] = {
     { ENUM("attention_impl", struct training, attention_impl, attention_impl_names, "cuda"),
       .doc = "flash kernels: cuda (FlashAttention-2), triton (flash_attn_triton.py), fa3 (Hopper), "
              "cudnn" },
+    { BOOL("attention_unpad", struct training, attention_unpad, "false"),
+      .doc = "CUDA flash kernels on unpadded tokens: q, k, v gathered and the output scattered "
+             "back around each call (flash_attn bert_padding; MPT's flash_attn_fn)" },
     { ENUM("cross_entropy", struct training, cross_entropy, cross_entropy_names, "fp32"),
       .doc = "loss on fp32-upcast logits, or fused on 16-bit logits" },
     /* Issue 15 (FP8 as it runs, torch.compile): the framework profiles set these per stack. */

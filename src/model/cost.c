@@ -180,6 +180,32 @@ sim_time cost_attn_impl_bwd_extra(const struct gpu_spec *gpu, const struct effic
 }
 
 /*
+ * flash_attn/bert_padding.py @v2.4.2 (the flash-attn llm-foundry 5e85bd6 installs, setup.py
+ * L100-101): IndexFirstAxis.forward is torch.gather with an expanded (stride-0) index, so only
+ * the values move (read p, write p per element); IndexPutFirstAxis.forward writes zeros and
+ * then the values (p + 2p); their backwards are the mirror images: scatter_ into zeros (3p)
+ * and a gather (2p). Kernels, one each: forward 3 gathers, zeros, index_put; backward gather,
+ * 3 x (zeros, scatter), cat.
+ */
+sim_time cost_attn_unpad(const struct gpu_spec *gpu, const struct efficiency *eff, double q_elems,
+                         double qkv_elems, double p, bool backward)
+{
+    sim_time t;
+
+    if (q_elems <= 0)
+        return 0;
+    if (!backward) {
+        t = time_mul(cost_membound(gpu, eff, 2 * p * qkv_elems / 3), 3); /* unpad q, k, v */
+        t = time_add(t, cost_membound(gpu, eff, p * q_elems));           /* zeros of pad */
+        return time_add(t, cost_membound(gpu, eff, 2 * p * q_elems));    /* index_put */
+    }
+    t = cost_membound(gpu, eff, 2 * p * q_elems); /* grad_output[indices] */
+    t = time_add(t, time_mul(cost_membound(gpu, eff, p * qkv_elems / 3), 3));     /* zeros */
+    t = time_add(t, time_mul(cost_membound(gpu, eff, 2 * p * qkv_elems / 3), 3)); /* scatter_ */
+    return time_add(t, cost_membound(gpu, eff, 2 * p * qkv_elems)); /* cat into d(Wqkv out) */
+}
+
+/*
  * Fraction of the memory-bound rate (HBM x mem_bw) Megatron's fused softmax
  * kernels reach (the defaults of efficiency.softmax_fwd / softmax_bwd), from
  * FlashAttention App. E.6 (arXiv:2205.14135), which times Megatron's attention core on an A100 40GB

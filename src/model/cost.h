@@ -74,6 +74,18 @@ sim_time cost_attention(const struct gpu_spec *gpu, const struct efficiency *eff
 sim_time cost_attn_impl_bwd_extra(const struct gpu_spec *gpu, const struct efficiency *eff,
                                   enum attn_impl impl, double q_elems, double qkv_elems, double p);
 
+/*
+ * Memory-bound work of running a CUDA FlashAttention kernel on unpadded (varlen) tokens, as
+ * llm-foundry's MPT flash_attn_fn does (training.attention_unpad): q, k, v each gathered to
+ * (tokens, width) by flash_attn.bert_padding.unpad_input (torch.gather: read and write) and
+ * the output scattered back by pad_input (zeros, then index_put); backward the output
+ * gradient gathered, q, k, v gradients scattered into zeros, and their cat into the Wqkv
+ * output gradient (qkv.chunk's backward). Forward (backward false) or backward duration;
+ * `q_elems`, `qkv_elems` and `p` as for cost_attn_impl_bwd_extra(). 0 for no elements.
+ */
+sim_time cost_attn_unpad(const struct gpu_spec *gpu, const struct efficiency *eff, double q_elems,
+                         double qkv_elems, double p, bool backward);
+
 /* The shape fused-attention rates depend on (attn_table.h). */
 struct attn_shape {
     double head_dim; /* width of one head */

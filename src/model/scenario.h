@@ -171,6 +171,7 @@ struct training {
     double recompute_fraction; /* whole-block checkpointing: fms-fsdp's fraction p, (0, 1] */
     enum attn_kind attention;
     enum attn_impl attention_impl; /* kernels of fused attention */
+    bool attention_unpad;          /* CUDA kernels on varlen tokens: unpad / pad copies */
     enum cross_entropy cross_entropy;
     enum model_code model_code;
     enum fp8_recipe fp8_recipe; /* FP8 linears under precision fp8 (te_delayed by default) */

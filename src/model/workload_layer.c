@@ -229,6 +229,12 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
         wl_flash_core(c, o, b, sk, sh->cp, q, T * (q + 2 * kv_in));
         o->t_dgrad = time_add(
             o->t_dgrad, cost_attn_impl_bwd_extra(c->gpu, c->eff, impl, T * q, T * (q + 2 * kv), p));
+        if (c->s->train.attention_unpad && impl != ATTN_IMPL_TRITON) {
+            o->t_fwd = time_add(o->t_fwd,
+                                cost_attn_unpad(c->gpu, c->eff, T * q, T * (q + 2 * kv), p, false));
+            o->t_dgrad = time_add(
+                o->t_dgrad, cost_attn_unpad(c->gpu, c->eff, T * q, T * (q + 2 * kv), p, true));
+        }
         o->saved = p * T * (q + 2 * kv_in) + 4 * T * heads;
         if (c->eager)
             o->saved += p * T * q; /* O; the out-proj input is a contiguous copy of it */
