@@ -22,18 +22,9 @@
 #include <stdint.h>
 
 #include "base/util.h"
+#include "engine/event.h"
 
-struct engine;
 struct radix;
-typedef void engine_fn(struct engine *e, void *ctx, int64_t data);
-
-struct event {
-    sim_time t;   /* when it fires, ns */
-    uint64_t seq; /* insertion sequence: FIFO among equal times */
-    engine_fn *fn;
-    void *ctx;
-    int64_t data;
-};
 
 struct engine {
     struct event *heap;  /* the queue: a sorted ring while small, else a 4-ary min-heap */

@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "engine/engine.h"
+#include "engine/event.h"
 
 #define RADIX_BUCKETS 65
 
