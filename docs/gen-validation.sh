@@ -157,7 +157,10 @@ HDR
     echo
     echo "Command: \`simtrain validate tests/validation/runs-vtrain.csv\`: the visible half of vTrain's"
     echo "measured Megatron-DeepSpeed iterations (tests/validation/runs-vtrain.md), 700 on one 8-GPU"
-    echo "node and 55 on 64-512 GPUs, read with the \`deepspeed\` profile."
+    echo "node and 55 on 64-512 GPUs, read with the \`deepspeed\` profile. That profile's"
+    echo "\`host.python_op\` is the one figure fitted to these rows, on the rows at even positions"
+    echo "only (\`simtrain calibrate --host python_op --holdout 2\`); docs/host.md gives the fit and"
+    echo "the held-out rows apart."
     echo
     "$SIMTRAIN" validate tests/validation/runs-vtrain.csv --markdown > "$TMP/vtrain.md" || true
     echo "### Summary"

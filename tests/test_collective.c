@@ -355,6 +355,59 @@ static void test_coll_spine_oversubscription(void **state)
     assert_non_null(strstr(c.path, "spine"));
 }
 
+/*
+ * network.latency acts across nodes (issue 25: a 2-node ring all-reduce took 40.20 us at 2 us,
+ * 1 ms or 1e6 s): a small all-reduce over 2 nodes slows by at least the added 1 ms latency,
+ * and one node alone does not change.
+ */
+static void test_coll_network_latency(void **state)
+{
+    struct hardware hw;
+    struct coll_cost c;
+    sim_time base, slow, intra;
+
+    (void)state;
+    dgx_h100(&hw);
+    busbw(&hw, NULL, group(16, 2), COLL_ALL_REDUCE, 4096, &c);
+    base = coll_time(&c);
+    busbw(&hw, NULL, group(8, 1), COLL_ALL_REDUCE, 4096, &c);
+    intra = coll_time(&c);
+    hw.net.latency = 1000000; /* 1 ms */
+    busbw(&hw, NULL, group(16, 2), COLL_ALL_REDUCE, 4096, &c);
+    slow = coll_time(&c);
+    assert_true(slow >= base + 1000000);
+    busbw(&hw, NULL, group(8, 1), COLL_ALL_REDUCE, 4096, &c);
+    assert_int_equal(coll_time(&c), intra);
+}
+
+/*
+ * network.fabric_levels acts where traffic crosses the spine: a group that is not
+ * rail-aligned pays 2 x (levels - 1) switch hops per network step; a rail-aligned one stays on
+ * its leaf and does not change.
+ */
+static void test_coll_fabric_levels(void **state)
+{
+    struct hardware hw;
+    struct comm_group aligned = group(16, 2), crossed = group(16, 2);
+    struct coll_cost c;
+    sim_time two, four, al2;
+
+    (void)state;
+    dgx_h100(&hw);
+    crossed.rail_aligned = false;
+    hw.net.hop_latency = 100000; /* 100 us per hop, to see it */
+    busbw(&hw, NULL, crossed, COLL_ALL_REDUCE, 4096, &c);
+    two = coll_time(&c);
+    busbw(&hw, NULL, aligned, COLL_ALL_REDUCE, 4096, &c);
+    al2 = coll_time(&c);
+    hw.net.fabric_levels = 4;
+    busbw(&hw, NULL, crossed, COLL_ALL_REDUCE, 4096, &c);
+    four = coll_time(&c);
+    assert_true(four >= two + 2 * 2 * 100000);
+    busbw(&hw, NULL, aligned, COLL_ALL_REDUCE, 4096, &c);
+    assert_int_equal(coll_time(&c), al2);
+}
+
 /* hier is a modelling option: never chosen on auto, used when forced across nodes. */
 static void test_coll_hier_only_when_forced(void **state)
 {
@@ -631,6 +684,8 @@ int main(void)
         cmocka_unit_test(test_coll_calibration_overrides),
         cmocka_unit_test(test_coll_calibration_p2p),
         cmocka_unit_test(test_coll_spine_oversubscription),
+        cmocka_unit_test(test_coll_network_latency),
+        cmocka_unit_test(test_coll_fabric_levels),
         cmocka_unit_test(test_coll_hier_only_when_forced),
         cmocka_unit_test(test_coll_sendrecv_one_nic),
         cmocka_unit_test(test_coll_alltoall_one_nic),

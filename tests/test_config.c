@@ -238,7 +238,10 @@ static void test_cfg_enum_spellings_match_names(void **state)
                                              "fsdp", "fsdp_grad_op", "hsdp",  "fsdp_no_shard" };
     static const char *const schedules[] = { "1f1b", "gpipe", "interleaved", "zb-h1" };
     static const char *const recomputes[] = { "none", "selective", "full" };
-    static const char *const optimizers[] = { "adamw", "adam8bit", "sgd", "adafactor" };
+    static const char *const optimizers[] = {
+        "adamw",           "adam8bit", "sgd", "adafactor", "torchao_adamw8bit", "torchao_adamw4bit",
+        "torchao_adamwfp8"
+    };
     static const char *const finetunes[] = { "full", "lora", "qlora" };
     static const char *const algos[] = { "auto", "ring", "tree", "nvls", "nvls_tree", "hier" };
     static const char *const protos[] = { "auto", "ll", "ll128", "simple" };
@@ -908,26 +911,44 @@ static void test_cfg_doc_examples_load(void **state)
 
 /*
  * A peak so low that one step could not fit the clock is refused where it is written
- * (`bf16: 1e-20 FLOPS` gave a faster step and MFU 1.9e37 %): gpt2_1gpu's 1.95e17 model FLOPs
- * per step over 1e-20 FLOP/s. A slow but representable peak (1 TFLOP/s) loads.
+ * (`bf16: 1e-20 FLOPS` gave a faster step and MFU 1.9e37 %): below 1 GFLOP/s by the floor of
+ * every FLOP/s key; above it, 70b_256gpu's model FLOPs per step over 2 GFLOP/s by the step
+ * range (on tiny-box, which has no clock model for the peak to contradict). A slow but
+ * representable peak (1 TFLOP/s) loads there; on dgx-h100 its clock model (1.07 PFLOP/s at
+ * the highest clock) contradicts it, and that is refused too.
  */
 static void test_cfg_step_range_tiny_flops(void **state)
 {
-    const char *tiny = "hardware.gpu.flops.bf16=1e-20 FLOPS",
-               *slow = "hardware.gpu.flops.bf16=1 TFLOPS";
+    const char *tiny = "hardware.gpu.flops.bf16=1e-20 FLOPS";
+    const char *low[] = { "hardware=tests/fixtures/hardware/tiny-box.yaml",
+                          "hardware.gpu.flops.bf16=2e9 FLOPS" };
+    const char *slow[] = { "hardware=tests/fixtures/hardware/tiny-box.yaml",
+                           "hardware.gpu.flops.bf16=1 TFLOPS" };
     struct scenario *s;
     char *diag = load("scenarios/gpt2_1gpu.yaml", &tiny, 1, &s);
 
     (void)state;
     assert_null(s);
     assert_string_equal(diag,
-                        "<command line>:1:31: error: a bf16 peak of 1.00e-20 FLOP/s makes one step "
-                        "last at least 4.48e+34 s even at 100 % MFU; a step may last at most "
-                        "1000000 s (11.6 days)\n"
+                        "<command line>:1:31: error: 'bf16' must be at least 1.00 GFLOP/s, got "
+                        "'1e-20 FLOPS'\n"
                         "    1 | --set hardware.gpu.flops.bf16=1e-20 FLOPS\n"
                         "      |                               ^~~~~~~~~~~\n");
     free(diag);
-    cfg_free(load_ok("scenarios/gpt2_1gpu.yaml", &slow, 1));
+    diag = load("scenarios/70b_256gpu.yaml", low, 2, &s);
+    assert_null(s);
+    assert_string_equal(diag,
+                        "<command line>:1:31: error: a bf16 peak of 2.00 GFLOP/s makes one step "
+                        "last at least 3.68e+06 s even at 100 % MFU; a step may last at most "
+                        "1000000 s (11.6 days)\n"
+                        "    1 | --set hardware.gpu.flops.bf16=2e9 FLOPS\n"
+                        "      |                               ^~~~~~~~~\n");
+    free(diag);
+    cfg_free(load_ok("scenarios/gpt2_1gpu.yaml", slow, 2));
+    diag = load("scenarios/gpt2_1gpu.yaml", &slow[1], 1, &s);
+    assert_null(s);
+    assert_non_null(strstr(diag, "the clock model gives a bf16 peak of 1.07 PFLOP/s"));
+    free(diag);
 }
 
 /*

@@ -329,18 +329,13 @@ static void test_import_strict_order(void **state)
     free(yml);
 }
 
-/* The optimizer's name says how transformers builds the AdamW step (training.optimizer_impl):
- * adamw_torch the foreach default, adamw_torch_fused fused, adamw_hf a loop per parameter. */
-static void test_import_axolotl_optimizer_impl(void **state)
+/* Imports `optimizer: want[i][0]` for each i and checks the scenario line `key: want[i][1]`. */
+static void check_optimizer_words(const char *const (*want)[2], size_t n, const char *key)
 {
-    static const char *const want[][2] = { { "adamw_torch", "foreach" },
-                                           { "adamw_torch_fused", "fused" },
-                                           { "adamw_hf", "for_loop" } };
     char dir[] = "/tmp/simtrain-import-XXXXXX", *yml, *text, *diag = NULL, body[160], line[80];
 
-    (void)state;
     assert_non_null(mkdtemp(dir));
-    for (size_t i = 0; i < ARRAY_LEN(want); i++) {
+    for (size_t i = 0; i < n; i++) {
         snprintf(body, sizeof(body), "base_model: org/model\nsequence_len: 1024\noptimizer: %s\n",
                  want[i][0]);
         yml = scratch(dir, "o.yml", body);
@@ -348,7 +343,7 @@ static void test_import_axolotl_optimizer_impl(void **state)
                       false, &diag);
         if (!text)
             fail_msg("%s", diag);
-        snprintf(line, sizeof(line), "  optimizer_impl: %s ", want[i][1]);
+        snprintf(line, sizeof(line), "  %s: %s ", key, want[i][1]);
         assert_non_null(strstr(text, line));
         free(text);
         free(diag);
@@ -359,11 +354,38 @@ static void test_import_axolotl_optimizer_impl(void **state)
     rmdir(dir);
 }
 
+/* The optimizer's name says how transformers builds the AdamW step (training.optimizer_impl):
+ * adamw_torch the foreach default, adamw_torch_fused fused, adamw_hf a loop per parameter. */
+static void test_import_axolotl_optimizer_impl(void **state)
+{
+    static const char *const want[][2] = { { "adamw_torch", "foreach" },
+                                           { "adamw_torch_fused", "fused" },
+                                           { "adamw_hf", "for_loop" } };
+
+    (void)state;
+    check_optimizer_words(want, ARRAY_LEN(want), "optimizer_impl");
+}
+
+/* torchao's low-bit AdamW under transformers' names (adamw_torch_4bit / _8bit) and Axolotl's
+ * (ao_adamw_4bit / _8bit / _fp8, utils/schemas/enums.py) is simtrain's torchao optimizer. */
+static void test_import_axolotl_torchao_optimizers(void **state)
+{
+    static const char *const want[][2] = { { "adamw_torch_4bit", "torchao_adamw4bit" },
+                                           { "adamw_torch_8bit", "torchao_adamw8bit" },
+                                           { "ao_adamw_4bit", "torchao_adamw4bit" },
+                                           { "ao_adamw_8bit", "torchao_adamw8bit" },
+                                           { "ao_adamw_fp8", "torchao_adamwfp8" } };
+
+    (void)state;
+    check_optimizer_words(want, ARRAY_LEN(want), "optimizer");
+}
+
 /* --set writes its value over the source's, naming both; a hardware key stays the loader's. */
 static void test_import_set_over_sources(void **state)
 {
     char dir[] = "/tmp/simtrain-import-XXXXXX", *yml, *text, *diag = NULL;
-    struct cfg_override set[2] = { { "training.micro_batch", "4", "training.micro_batch=4" },
+    struct cfg_override set[3] = { { "training.micro_batch", "4", "training.micro_batch=4" },
+                                   { "training.global_batch", "4", "training.global_batch=4" },
                                    { "hardware.gpu.memory", "40 GB",
                                      "hardware.gpu.memory=40 GB" } };
     const char *files[1];
@@ -373,7 +395,7 @@ static void test_import_set_over_sources(void **state)
                                  .gpus = 1,
                                  .model_config = HF("meta-llama--Meta-Llama-3.1-8B"),
                                  .sets = set,
-                                 .nsets = 2 };
+                                 .nsets = 3 };
     size_t len, dlen;
     FILE *d;
 
@@ -475,6 +497,7 @@ int main(void)
         cmocka_unit_test(test_import_axolotl_yaml_and_deepspeed_path),
         cmocka_unit_test(test_import_strict_order),
         cmocka_unit_test(test_import_axolotl_optimizer_impl),
+        cmocka_unit_test(test_import_axolotl_torchao_optimizers),
         cmocka_unit_test(test_import_set_over_sources),
         cmocka_unit_test(test_import_hf_bare_defaults),
     };

@@ -218,6 +218,16 @@ static void test_memory_bytes_per_param(void **state)
     s.train.optimizer = OPT_ADAM8BIT;
     memory_state_bytes(&s, &sb);
     assert_near(sb.optim, 2.03125, 1e-12);
+    /* torchao low-bit AdamW (subclass_*bit.py): codes + fp32 scale per block of 256 / 128 */
+    s.train.optimizer = OPT_TORCHAO_ADAMW8BIT;
+    memory_state_bytes(&s, &sb);
+    assert_near(sb.optim, 2 * (1 + 4.0 / 256), 1e-12);
+    s.train.optimizer = OPT_TORCHAO_ADAMWFP8;
+    memory_state_bytes(&s, &sb);
+    assert_near(sb.optim, 2 * (1 + 4.0 / 256), 1e-12);
+    s.train.optimizer = OPT_TORCHAO_ADAMW4BIT;
+    memory_state_bytes(&s, &sb);
+    assert_near(sb.optim, 2 * (0.5 + 4.0 / 128), 1e-12);
     s.train.optimizer = OPT_SGD;
     memory_state_bytes(&s, &sb);
     assert_near(sb.optim, 4, 1e-12);

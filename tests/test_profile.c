@@ -361,7 +361,7 @@ static void test_profile_file_errors(void **state)
         { "training.precision: {value: fp12, source: \"x.py L1\"}", "unknown value 'fp12'" },
         { "training.precision: {value: fp16}", "missing required key 'source' in the profile" },
         { "hardware.nodes: {value: 2, source: \"x.py L1\"}",
-          "a profile sets keys of training, parallelism, ddp, zero, fsdp and nccl" },
+          "a profile sets keys of training, parallelism, ddp, zero, fsdp, nccl and host" },
     };
     char *text = scenario_text("  framework: bad\n", NULL);
 

@@ -257,6 +257,117 @@ static void test_sim_kernel_waits_while_collectives_hold_every_sm(void **state)
     cfg_free(s);
 }
 
+/* A host task of `dur` ns on the host stream (the framework's CPU issuing), after `dep`. */
+static int host_task(struct prog *p, sim_time dur, int dep)
+{
+    int i = prog_host(p, TC_HOST, dur, prog_label(p, "issue", 0), -1);
+
+    if (dep >= 0)
+        prog_dep(p, i, dep);
+    return i;
+}
+
+static int kernel_after(struct prog *p, sim_time dur, int dep)
+{
+    int k = prog_compute(p, ST_COMPUTE, TC_FWD, dur, prog_label(p, "kernel", 0), 0);
+
+    prog_dep(p, k, dep);
+    return k;
+}
+
+/*
+ * The host stream against a hand-computed timeline. The CPU issues three layers of 100 us each
+ * back to back (it waits for nothing); layer 1's kernel (50 us) is CPU-bound: it starts at 100
+ * and the GPU waits again from 150 to 200 for layer 2's issue; layer 2 (300 us, 200-500) is
+ * GPU-bound, so layer 3, issued by 300, starts at 500 and ends at 550. Then a sync point: the
+ * CPU waits for layer 3's kernel (the optimizer's .item()), spends 20 us (550-570) and issues
+ * a 10 us kernel: 570-580. Host-bound GPU time: 0-100, 150-200, 550-570 = 170 us; the CPU
+ * itself was busy 320 us.
+ */
+static void test_sim_host_stream_timeline(void **state)
+{
+    struct scenario *s = test_load("sim-test.yaml", TP2, NULL);
+    struct layout l;
+    struct prog *p = prog_new("stage 0"), *progs[1];
+    struct sim_opts opts = { 0 };
+    struct sim_result res;
+    char reason[128];
+    int h1, h2, h3, k3, h4;
+
+    (void)state;
+    layout_init(&l, s);
+    h1 = host_task(p, 100000, -1);
+    h2 = host_task(p, 100000, -1);
+    h3 = host_task(p, 100000, -1);
+    kernel_after(p, 50000, h1);
+    kernel_after(p, 300000, h2);
+    k3 = kernel_after(p, 50000, h3);
+    h4 = host_task(p, 20000, k3);
+    kernel_after(p, 10000, h4);
+    prog_seal(p);
+    progs[0] = p;
+    assert_int_equal(sim_run(s, &l, progs, &opts, &res, reason, sizeof(reason)), 0);
+    assert_int_equal(res.step, 580000);
+    assert_int_equal(res.ranks[0].bucket[TC_HOST], 170000);
+    assert_int_equal(res.ranks[0].busy[TC_HOST], 320000);
+    assert_int_equal(res.ranks[0].bucket[TC_FWD], 410000);
+    assert_int_equal(res.ranks[0].bucket[TC_IDLE], 0);
+    sim_result_release(&res);
+    prog_free(p);
+    cfg_free(s);
+}
+
+/*
+ * A skewed rank: with host.jitter each rank's CPU runs at its own drawn speed (log-normal, a
+ * function of seed and rank). Both TP ranks issue 100 us, then a TP all-reduce and a 10 us
+ * kernel: the collective starts when the slower CPU has issued it, so both ranks end at
+ * 100 us x the larger draw + the all-reduce + 10 us; without jitter every draw is 1.
+ */
+static void test_sim_host_jitter_waits_for_slowest_rank(void **state)
+{
+    const char *jit[] = { "host.jitter=0.3", "host.seed=7", NULL };
+    struct scenario *s = test_load("sim-test.yaml", TP2, jit);
+    struct layout l;
+    struct prog *p = prog_new("stage 0"), *progs[1];
+    struct sim_opts opts = { .all_ranks = true };
+    struct sim_result res;
+    struct comm_group g = { 2, 1, 2, true };
+    struct coll_cost cost;
+    char reason[128];
+    double slow;
+    int h, c;
+
+    (void)state;
+    layout_init(&l, s);
+    h = host_task(p, 100000, -1);
+    c = prog_coll(p, ST_TP, TC_COMM_TP, COMM_TP, COLL_ALL_REDUCE, 1 << 20,
+                  prog_label(p, "all-reduce", 0), 0);
+    prog_dep(p, c, h);
+    kernel_after(p, 10000, c);
+    prog_seal(p);
+    progs[0] = p;
+    assert_int_equal(sim_run(s, &l, progs, &opts, &res, reason, sizeof(reason)), 0);
+    assert_int_equal(res.nranks, 2);
+    assert_true(fabs(res.ranks[0].host_slowdown - res.ranks[1].host_slowdown) > 1e-3);
+    assert_true(res.ranks[0].host_slowdown > 0.3 && res.ranks[1].host_slowdown < 3);
+    slow = fmax(res.ranks[0].host_slowdown, res.ranks[1].host_slowdown);
+    coll_estimate(&s->hw, &s->nccl, &g, COLL_ALL_REDUCE, 1 << 20, &cost);
+    if (llabs(res.step - (sim_time)(1e5 * slow + 0.5) - coll_time(&cost) - 10000) > 2)
+        fail_msg("step %lld ns, want 100 us x %.4f + %lld + 10 us", (long long)res.step, slow,
+                 (long long)coll_time(&cost));
+    assert_int_equal(res.ranks[0].end, res.ranks[1].end);
+    sim_result_release(&res);
+    cfg_free(s);
+    s = test_load("sim-test.yaml", TP2, NULL);
+    assert_int_equal(sim_run(s, &l, progs, &opts, &res, reason, sizeof(reason)), 0);
+    assert_true(!(fabs(res.ranks[0].host_slowdown - 1) > 0) &&
+                !(fabs(res.ranks[1].host_slowdown - 1) > 0));
+    assert_int_equal(res.step, 100000 + coll_time(&cost) + 10000);
+    sim_result_release(&res);
+    prog_free(p);
+    cfg_free(s);
+}
+
 /*
  * A step longer than SIM_STEP_LIMIT is refused, not reported: one task just past it, and two
  * whose durations add up past the end of the clock (no wrap: they saturate, then fail too).
@@ -569,6 +680,8 @@ int main(void)
         cmocka_unit_test(test_sim_symmetric_matches_all_ranks),
         cmocka_unit_test(test_sim_moe_3d_modes_agree),
         cmocka_unit_test(test_sim_straggler_holds_the_step),
+        cmocka_unit_test(test_sim_host_stream_timeline),
+        cmocka_unit_test(test_sim_host_jitter_waits_for_slowest_rank),
         cmocka_unit_test(test_sim_breakdown_sums_and_deterministic),
         cmocka_unit_test(test_sim_collective_slows_overlapped_kernel),
         cmocka_unit_test(test_sim_kernel_waits_while_collectives_hold_every_sm),

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -139,17 +140,43 @@ static char **keep_fields(struct parser *ps)
     return f;
 }
 
+static const struct csv_table *sort_table; /* qsort has no context argument */
+
+/* Column indices by name, then by index: equal names end up side by side, first first. */
+static int by_name(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    int c = strcmp(sort_table->header[x], sort_table->header[y]);
+
+    return c ? c : (x > y) - (x < y);
+}
+
+/*
+ * No empty name, no name twice: the first offending column, found in n log n (a sort of the
+ * names) so that a header of 10^5 columns is refused at once.
+ */
 static int check_header(struct parser *ps, int line)
 {
     struct csv_table *t = ps->t;
+    int *idx = xcalloc((size_t)(t->ncols ? t->ncols : 1), sizeof(*idx)), dup = t->ncols;
+    int empty = t->ncols;
 
     for (int i = 0; i < t->ncols; i++) {
-        if (!t->header[i][0])
-            return fail(ps, line, 0, "empty name for column %d of the header", i + 1);
-        for (int j = 0; j < i; j++)
-            if (!strcmp(t->header[i], t->header[j]))
-                return fail(ps, line, 0, "duplicate column '%s' in the header", t->header[i]);
+        idx[i] = i;
+        if (!t->header[i][0] && empty == t->ncols)
+            empty = i;
     }
+    sort_table = t;
+    qsort(idx, (size_t)t->ncols, sizeof(*idx), by_name);
+    for (int i = 1; i < t->ncols; i++)
+        if (!strcmp(t->header[idx[i]], t->header[idx[i - 1]]) && idx[i] < dup &&
+            t->header[idx[i]][0])
+            dup = idx[i];
+    free(idx);
+    if (empty < dup)
+        return fail(ps, line, 0, "empty name for column %d of the header", empty + 1);
+    if (dup < t->ncols)
+        return fail(ps, line, 0, "duplicate column '%s' in the header", t->header[dup]);
     return 0;
 }
 
@@ -262,4 +289,46 @@ void csv_print_error(const char *name, const struct csv_error *err, FILE *out)
         fprintf(out, "%s:%d: error: %s\n", name, err->line, err->msg);
     else
         fprintf(out, "%s: error: %s\n", name, err->msg);
+}
+
+static bool digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+double csv_strtod(const char *s, const char **end)
+{
+    const char *p, *q;
+    char buf[128];
+    bool digits = false;
+
+    while (*s == ' ')
+        s++;
+    p = s;
+    if (*p == '+' || *p == '-')
+        p++;
+    for (; digit(*p); p++)
+        digits = true;
+    if (*p == '.')
+        for (p++; digit(*p); p++)
+            digits = true;
+    if (!digits || (size_t)(p - s) >= sizeof(buf) - 16) {
+        *end = s;
+        return 0;
+    }
+    q = p;
+    if (*q == 'e' || *q == 'E') {
+        q++;
+        if (*q == '+' || *q == '-')
+            q++;
+        if (digit(*q)) {
+            while (digit(*q) && (size_t)(q - s) < sizeof(buf) - 1)
+                q++;
+            p = q;
+        }
+    }
+    memcpy(buf, s, (size_t)(p - s));
+    buf[p - s] = '\0';
+    *end = p;
+    return strtod(buf, NULL);
 }

@@ -76,6 +76,15 @@ int csv_column(const struct csv_table *t, const char *name);
  */
 const char *csv_field(const struct csv_table *t, int row, int col);
 
+/*
+ * A plain decimal number at the start of s (after spaces): [+-]digits[.digits][e[+-]digits],
+ * as a spreadsheet writes it; *end receives where it stops (s itself when there is none).
+ * Unlike strtod(), no hexadecimal float, inf, nan or leading tab is read: a CSV of
+ * measurements holding one is a mistake to refuse, not a value. The result may still be
+ * HUGE_VAL for an exponent beyond double's range: callers bound it.
+ */
+double csv_strtod(const char *s, const char **end);
+
 /* Print `err` as "name:line:col: error: msg" (compiler style) to `out`. */
 void csv_print_error(const char *name, const struct csv_error *err, FILE *out);
 

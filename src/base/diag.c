@@ -119,7 +119,7 @@ void diag_vprint(FILE *out, struct diag_mark m, const char *level, const char *f
     }
     vfprintf(out, fmt, ap);
     fputc('\n', out);
-    if (m.src && m.off != DIAG_NO_POS)
+    if (m.src && m.off != DIAG_NO_POS && m.len != DIAG_NO_EXCERPT)
         print_source(out, m.src, line, start, end, m.off, m.len);
 }
 
@@ -232,4 +232,18 @@ const char *diag_did_you_mean(const char *word, const char *const *candidates, s
         }
     }
     return best;
+}
+
+struct diag_mark diag_unechoed_at_start(struct diag_mark m)
+{
+    size_t i = 0;
+
+    if (!m.src || m.off == DIAG_NO_POS)
+        return m;
+    while (i < m.src->len && (m.src->text[i] == ' ' || m.src->text[i] == '\t' ||
+                              m.src->text[i] == '\n' || m.src->text[i] == '\r'))
+        i++;
+    if (m.off <= i)
+        m.len = DIAG_NO_EXCERPT;
+    return m;
 }

@@ -34,6 +34,18 @@ struct diag_mark {
 
 #define DIAG_NO_POS ((size_t)-1)
 
+/*
+ * A mark's len that prints the line and column without the source line under them: for a file
+ * that is not of the kind expected (a path to /etc/passwd), whose text is not to be echoed.
+ */
+#define DIAG_NO_EXCERPT ((size_t)-2)
+
+/*
+ * m, without its source excerpt (DIAG_NO_EXCERPT) when it marks the first token of its text: a
+ * file refused at its first byte is not of the kind expected, and is not echoed.
+ */
+struct diag_mark diag_unechoed_at_start(struct diag_mark m);
+
 /* Line and column (both from 1) of byte offset `off` in src. */
 void diag_locate(const struct diag_src *src, size_t off, int *line, int *col);
 

@@ -127,7 +127,11 @@ int files_check_output(const char *path, char *msg, size_t msglen)
     const char *in = is_stdout ? files_input_fd(fileno(stdout)) : files_input_at(path);
     struct stat st;
 
-    if (in && is_stdout)
+    if (!path[0])
+        snprintf(msg, msglen,
+                 "an empty output path names no file (give a path, or '-' for "
+                 "standard output)");
+    else if (in && is_stdout)
         snprintf(msg, msglen,
                  "refusing to write to standard output: it is '%s', an input of this run", in);
     else if (in && strcmp(in, path) == 0)

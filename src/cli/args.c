@@ -130,6 +130,11 @@ static int take_value(const struct cli_command *cmd, const struct cli_opt *o, co
     char want[256];
     int rc = 0;
 
+    if (!v[0] && o->kind != CLI_FLAG) {
+        /* a path, a name or a list: an empty one names nothing (--json "" would be lost) */
+        fprintf(stderr, "%s: error: %s takes a value, got an empty one\n", cli_prog(cmd), o->name);
+        return -1;
+    }
     switch (o->kind) {
     case CLI_STRING:
         *(const char **)f = v;
@@ -424,9 +429,14 @@ int cli_check_outputs(const struct cli_command *cmd, const char *const *files, s
     for (size_t i = 0; i < nfiles; i++) {
         if (files[i] && files_check_output(files[i], msg, sizeof(msg)) != 0)
             goto refused;
-        for (size_t j = 0; j < i && files[i] && strcmp(files[i], "-") != 0; j++)
+        for (size_t j = 0; j < i && files[i]; j++)
             if (files[j] && strcmp(files[i], files[j]) == 0) {
-                snprintf(msg, sizeof(msg), "'%s' is named for two outputs", files[i]);
+                if (strcmp(files[i], "-") == 0)
+                    snprintf(msg, sizeof(msg),
+                             "standard output ('-') is named for two outputs: they would be "
+                             "one stream of two documents");
+                else
+                    snprintf(msg, sizeof(msg), "'%s' is named for two outputs", files[i]);
                 goto refused;
             }
     }

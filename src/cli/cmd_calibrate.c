@@ -25,7 +25,9 @@ struct calibrate_args {
     struct cli_list pos; /* the measurements */
     const char *csv;     /* pos.items[0], kept after the list is released */
     const char *hardware, *output, *for_name;
-    int dtype; /* enum dtype, -1 when not given */
+    const char *host; /* --host KEYS: fit these host costs to a runs file */
+    int holdout;      /* --holdout K */
+    int dtype;        /* enum dtype, -1 when not given */
     bool check, markdown, no_collectives;
 };
 
@@ -50,6 +52,13 @@ static const struct cli_opt calibrate_opts[] = {
       .kind = CLI_FLAG, .offset = OFF(check) },
     { "--markdown", 0, NULL, "print --check's tables as Markdown", .kind = CLI_FLAG,
       .offset = OFF(markdown) },
+    { "--host", 0, "KEYS",
+      "fit these host costs (comma-separated host.* time keys, e.g. python_op,step) to the "
+      "measured steps of a runs file (docs/host.md) and write a host: overlay",
+      .kind = CLI_STRING, .offset = OFF(host) },
+    { "--holdout", 0, "K",
+      "with --host: hold every K-th row out of the fit (rows K-1, 2K-1, ...) and report it apart",
+      .kind = CLI_INT, .offset = OFF(holdout), .min = 0, .max = 1000 },
 };
 
 const struct cli_command cmd_calibrate_spec = {
@@ -75,7 +84,11 @@ static int parse_args(int argc, char **argv, struct calibrate_args *a)
     memset(a, 0, sizeof(*a));
     a->dtype = -1;
     pr = cli_parse(&cmd_calibrate_spec, argc, argv, a);
-    if (pr == CLI_OK && (a->pos.n == 0 || !a->hardware))
+    if (pr == CLI_OK && a->pos.n > 0 && a->host)
+        ; /* a runs file: no hardware, it comes with every row */
+    else if (pr == CLI_OK && a->holdout)
+        pr = cli_usage_error(&cmd_calibrate_spec, "'--holdout' needs '--host'");
+    else if (pr == CLI_OK && (a->pos.n == 0 || !a->hardware))
         pr = cli_usage_error(&cmd_calibrate_spec, "%s",
                              a->pos.n == 0 ? "no measurements file given"
                                            : "'--hardware' is required");
@@ -118,6 +131,75 @@ static int write_calibration(const struct calibrate_args *a, const struct hardwa
     return rc;
 }
 
+/* calibrate RUNS.csv --host KEYS [--holdout K] [--output FILE] */
+static int host_calibrate(const struct calibrate_args *a)
+{
+    struct host_fit_spec spec = { .path = a->csv, .holdout = a->holdout };
+    struct host_fit_result r;
+    char *keys = xstrdup(a->host), *next, *command;
+    const char *path = a->output ? a->output : "-";
+    FILE *f;
+    int rc = 0;
+
+    if (a->holdout < 0 || a->holdout == 1) {
+        fprintf(stderr, "simtrain calibrate: error: '--holdout' takes 0 or a count >= 2\n");
+        free(keys);
+        return 1;
+    }
+    for (char *k = keys; k; k = next) {
+        int i;
+        next = strchr(k, ',');
+        if (next)
+            *next++ = 0;
+        i = calib_host_key(strncmp(k, "host.", 5) == 0 ? k + 5 : k);
+        if (i < 0 || spec.nkeys == HOST_FIT_MAX) {
+            fprintf(stderr,
+                    "simtrain calibrate: error: '--host': '%s' is not a host cost (kernel_launch, "
+                    "autograd_node, python_op, rng_fork, checkpoint_region, collective_enqueue, "
+                    "step)\n",
+                    k);
+            free(keys);
+            return 1;
+        }
+        for (int j = 0; j < spec.nkeys; j++)
+            if (spec.keys[j] == i) {
+                fprintf(stderr, "simtrain calibrate: error: '--host': '%s' given twice\n", k);
+                free(keys);
+                return 1;
+            }
+        spec.start_us[spec.nkeys] = 20;
+        spec.keys[spec.nkeys++] = i;
+    }
+    free(keys);
+    if (spec.nkeys == 0) {
+        fprintf(stderr, "simtrain calibrate: error: '--host' names no key\n");
+        return 1;
+    }
+    if (calib_host_check_set(&spec, stderr) != 0 || calib_host_fit(&spec, &r, stderr) != 0)
+        return 1;
+    command = xasprintf("simtrain calibrate %s --host %s%s%d", a->csv, a->host,
+                        a->holdout ? " --holdout " : "", a->holdout);
+    if (!a->holdout)
+        command[strlen(command) - 1] = 0; /* no count */
+    f = files_open_output(path);
+    if (!f) {
+        fprintf(stderr, "simtrain calibrate: error: cannot write '%s': %s\n", path,
+                strerror(errno));
+        rc = 1;
+    } else {
+        calib_host_write(&spec, &r, command, f);
+        if (files_close_output(f) != 0) {
+            fprintf(stderr, "simtrain calibrate: error: cannot write '%s': %s\n", path,
+                    strerror(errno));
+            rc = 1;
+        } else if (f != stdout) {
+            calib_host_write(&spec, &r, command, stdout);
+        }
+    }
+    free(command);
+    return rc;
+}
+
 int cmd_calibrate(int argc, char **argv)
 {
     struct calibrate_args a;
@@ -130,6 +212,8 @@ int cmd_calibrate(int argc, char **argv)
 
     if (pr != CLI_OK)
         return cli_exit_status(pr);
+    if (a.host)
+        return host_calibrate(&a);
     opt.coll_report_only = a.no_collectives;
     if (a.dtype >= 0)
         opt.gemm_dtype = (enum dtype)a.dtype;

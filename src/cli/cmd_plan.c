@@ -81,6 +81,9 @@ static int parse_gpus(const char *text, void *field)
         if (end == text || v < 1 || v > 1000000 || o->ngpus >= PLAN_MAX_GPU_COUNTS ||
             (*end != ',' && *end != '\0'))
             return -1;
+        for (int i = 0; i < o->ngpus; i++)
+            if (o->gpus[i] == v)
+                return -1; /* a count twice would be planned twice */
         o->gpus[o->ngpus++] = (int)v;
         text = *end == ',' ? end + 1 : end;
     }
@@ -92,9 +95,9 @@ static const char *const rank_choices[] = { "time", "cost", NULL };
 #define OFF(field) offsetof(struct plan_args, field)
 
 static const struct cli_opt plan_opts_table[] = {
-    { "--gpus", 0, "N[,N...]", "plan for these GPU counts (default: the scenario's)",
+    { "--gpus", 0, "N[,N...]", "plan for these GPU counts, each once (default: the scenario's)",
       .kind = CLI_CUSTOM, .offset = OFF(o), .parse = parse_gpus,
-      .expect = "N or N,N,... (at most 16 counts)" },
+      .expect = "N or N,N,... (at most 16 counts, each once)" },
     { "--top", 0, "K", "layouts in the final ranking (default 5)", .kind = CLI_INT,
       .offset = OFF(o.top), .min = 1, .max = 100000, .expect = "a positive count" },
     { "--simulate", 0, "S", "most engine runs (default 3 * K + 2)", .kind = CLI_INT,

@@ -110,4 +110,21 @@ int cfg_set_in(struct scenario *s, struct arena *a, const char *key, const char 
 /* Directories searched for `hardware: NAME` style references, in order. */
 const char *cfg_data_dir(void);
 
+/*
+ * A host-cost overlay (overlay.c): the host.* settings of a file `simtrain calibrate --host`
+ * writes, checked as the scenario loader checks them, kept as text for cfg_apply_overlay().
+ */
+#define CFG_OVERLAY_MAX 16
+struct cfg_overlay {
+    int n;
+    char key[CFG_OVERLAY_MAX][48];   /* "host.python_op" */
+    char value[CFG_OVERLAY_MAX][64]; /* "65.7 us" */
+};
+
+/* Read overlay `path` into *out: 0, or -1 with file:line:col diagnostics on `diag`. */
+int cfg_load_host_overlay(const char *path, struct cfg_overlay *out, FILE *diag);
+
+/* Set the overlay's keys on `s` (they were checked at load): 0, or -1 with *err. */
+int cfg_apply_overlay(struct scenario *s, const struct cfg_overlay *o, struct cfg_error *err);
+
 #endif

@@ -141,6 +141,43 @@ static int bad_name(const struct field *f, const char *text, size_t len, struct 
     return cfail(e, 0, len, "unknown value '%s' for '%s' (expected one of: %s)", q, f->key, list);
 }
 
+/*
+ * What a quantity of each unit can plausibly be, where its key sets no bound of its own: a
+ * positive value below the floor or above the ceiling is a mistake of unit or exponent
+ * (1e-30 TB/s, a 1e-9 Hz clock), refused at its key before it can saturate a duration.
+ * Floors: 1 B, 1 MB/s (below any link, PCIe x1 or 1 GbE by 100x), 1 GFLOP/s (a CPU core), 1 MHz,
+ * 1 W, 1 kparam/s, one count. Ceilings: 2^58 B (SIM_MEM_LIMIT), 1 EB/s, 1 EFLOP/s per GPU,
+ * 100 GHz, 1 MW, 1e16 param/s, 1e30 counts (tokens have their own, config/limits.c),
+ * 1e6 s (SIM_STEP_LIMIT). Plain numbers: a
+ * fraction of a peak (max 1) is at least 1 % (an efficiency below it is a typo), any other
+ * positive number from 1e-6 to 1e6.
+ */
+static const double unit_range[UNIT_KIND_COUNT][2] = {
+    [UNIT_BYTES] = { 1, 288230376151711744.0 },
+    [UNIT_BANDWIDTH] = { 1e6, 1e18 },
+    [UNIT_FLOPS] = { 1e9, 1e18 },
+    [UNIT_TIME] = { 0, 1e6 },
+    [UNIT_POWER] = { 1, 1e6 },
+    [UNIT_RATE] = { 1e3, 1e16 },
+    [UNIT_COUNT] = { 1, 1e30 },
+    [UNIT_FREQ] = { 1e6, 1e11 },
+};
+
+/* The plausible [lo, hi] of a positive value of f (0: none), beyond its own bounds. */
+static void plausible(const struct field *f, double *lo, double *hi)
+{
+    *lo = 0;
+    *hi = 0;
+    if (f->type == FT_QTY && (int)f->unit >= 0 && f->unit < UNIT_KIND_COUNT) {
+        *lo = unit_range[f->unit][0];
+        *hi = unit_range[f->unit][1];
+    } else if (f->type == FT_FLOAT) {
+        bool fraction = !(f->min > 0) && !(f->max < 1) && !(f->max > 1) && !(f->flags & F_ZERO_OK);
+        *lo = fraction ? 0.01 : 1e-6;
+        *hi = 1e6;
+    }
+}
+
 /* Bounds: ints use [min, max]; numbers and quantities must be > 0 unless F_ZERO_OK or min > 0. */
 static int check_range(const struct field *f, double v, const char *q, struct conv_error *e,
                        size_t len)
@@ -152,6 +189,7 @@ static int check_range(const struct field *f, double v, const char *q, struct co
     bool int_like = f->type == FT_INT;
     double lo = int_like || f->min > 0 || (f->flags & F_ZERO_OK) ? f->min : 0;
     bool strict = !int_like && !(f->min > 0) && !(f->flags & F_ZERO_OK);
+    double plo, phi;
     char b[48];
 
     if (strict ? !(v > lo) : v < lo) {
@@ -160,6 +198,16 @@ static int check_range(const struct field *f, double v, const char *q, struct co
         if (!(lo < 0) && !(lo > 0))
             return cfail(e, 0, len, "'%s' must not be negative, got '%s'", f->key, q);
         return cfail(e, 0, len, "'%s' must be at least %g, got '%s'", f->key, lo, q);
+    }
+    plausible(f, &plo, &phi);
+    if (phi > 0 && phi < hi && !(f->max > 0))
+        hi = phi;
+    if (v > 0 && v < plo && plo > lo) {
+        if (f->type == FT_QTY)
+            units_format(plo, f->unit, b, sizeof(b));
+        else
+            snprintf(b, sizeof(b), "%g", plo);
+        return cfail(e, 0, len, "'%s' must be at least %s, got '%s'", f->key, b, q);
     }
     if (v > hi) {
         if (f->type == FT_QTY)
@@ -299,6 +347,11 @@ int schema_convert(const struct field *f, const char *text, size_t len, enum yt_
             store_int(p, f->size, name->value);
         return 0;
     case FT_STR:
+        for (size_t i = 0; i < len;
+             i++) /* names go into SVG (XML 1.0 allows no other), HTML, terminals */
+            if (((unsigned char)text[i] < 0x20 && !strchr("\t\n\r", text[i])) || text[i] == 0x7f)
+                return cfail(e, i, 1, "'%s' contains a control character (byte 0x%02X)", f->key,
+                             (unsigned)(unsigned char)text[i]);
         if (p && !a)
             return cfail(e, 0, len, "'%s' cannot be set here", f->key);
         if (p) {

@@ -30,7 +30,7 @@ struct model_box {
 /* Count and print a YAML syntax error and its note, within the error cap. */
 static void yaml_error(struct schema_ctx *c, const struct yt_error *ye)
 {
-    schema_error(c, ye->mark, "%s", ye->msg);
+    schema_error(c, diag_unechoed_at_start(ye->mark), "%s", ye->msg);
     if (ye->note_mark.src && c->diag && c->errors <= SCHEMA_MAX_ERRORS)
         diag_note(c->diag, ye->note_mark, "%s", ye->note);
 }
@@ -51,8 +51,11 @@ static const struct yt_node *parse_root(struct schema_ctx *c, const char *path, 
         return NULL;
     }
     if (doc->root->kind != YT_MAP) {
-        schema_error(c, yt_mark(doc->root), "expected a mapping of keys in the %s file, got %s",
-                     what, yt_describe(doc->root));
+        struct diag_mark m = yt_mark(doc->root);
+
+        m.len = DIAG_NO_EXCERPT; /* not a file of this kind: its text is not echoed */
+        schema_error(c, m, "expected a mapping of keys in the %s file, got %s", what,
+                     yt_describe(doc->root));
         return NULL;
     }
     return doc->root;
@@ -144,6 +147,40 @@ static void check_clocks(struct schema_ctx *c, const struct yt_node *root,
     }
 }
 
+/*
+ * The clock model (tensor cores x FLOP per clock x clock) and the stated peak describe one part:
+ * at gpu.clock.max the model's peak is the datasheet's or somewhat above it, as the datasheet
+ * quotes the boost clock (A100: 432 x 512 x 1410 MHz = 312 TFLOP/s, the datasheet's; H100 SXM:
+ * 528 x 1024 x 1980 MHz = 1070, 1.08 x 989; B200 1.06 x). Outside 0.98 to 1.25 x one of them is
+ * wrong, and the GEMMs would be priced by the model against a peak the reports contradict.
+ */
+static void check_clock_model(struct schema_ctx *c, const struct yt_node *root,
+                              const struct yt_node *where, const struct gpu_spec *g)
+{
+    char key[64], a[32], b[32], f[32];
+
+    if (!(g->clock_max_Hz > 0) || g->tensor_cores <= 0)
+        return;
+    for (int d = 0; d < DT_COUNT; d++) {
+        double model = g->tensor_cores * g->tc_flop_clk[d] * g->clock_max_Hz;
+
+        if (!(g->tc_flop_clk[d] > 0) || !(g->flops[d] > 0) ||
+            (model >= 0.98 * g->flops[d] && model <= 1.25 * g->flops[d]))
+            continue;
+        snprintf(key, sizeof(key), "gpu.tensor_flop_per_clock.%s", dtype_name((enum dtype)d));
+        schema_error(c, locate(root, key, where),
+                     "the clock model gives a %s peak of %s at gpu.clock.max (%d tensor cores x "
+                     "%g FLOP per clock x %s), but gpu.flops.%s is %s: the datasheet peak lies "
+                     "within 0.8 to 1.02 times the model's (change both together)",
+                     dtype_name((enum dtype)d), units_format(model, UNIT_FLOPS, a, sizeof(a)),
+                     g->tensor_cores, g->tc_flop_clk[d],
+                     units_format(g->clock_max_Hz, UNIT_FREQ, b, sizeof(b)),
+                     dtype_name((enum dtype)d),
+                     units_format(g->flops[d], UNIT_FLOPS, f, sizeof(f)));
+        return;
+    }
+}
+
 /* Hardware mapping -> struct: schema, defaults, name, checks, calibration. */
 static void extract_hardware(struct schema_ctx *c, const struct yt_node *root,
                              const struct yt_node *where, struct hardware *hw, const char *path,
@@ -165,6 +202,8 @@ static void extract_hardware(struct schema_ctx *c, const struct yt_node *root,
         load_calibration(c, root, hw, from);
     if (c->errors == before)
         check_clocks(c, root, where, &hw->gpu);
+    if (c->errors == before)
+        check_clock_model(c, root, where, &hw->gpu);
 }
 
 static void extract_model(struct schema_ctx *c, const struct yt_node *root,

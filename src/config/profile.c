@@ -117,14 +117,14 @@ static const char *refused(const char *key, const struct field *f)
 {
     static const char *const layout[] = { "parallelism.dp",  "parallelism.tp", "parallelism.pp",
                                           "parallelism.vpp", "parallelism.cp", "parallelism.ep" };
-    static const char *const sections[] = { "training.", "parallelism.", "ddp.",
-                                            "zero.",     "fsdp.",        "nccl." };
+    static const char *const sections[] = { "training.", "parallelism.", "ddp.", "zero.",
+                                            "fsdp.",     "nccl.",        "host." };
     bool in = strcmp(key, "workload.dropout") == 0;
 
     for (size_t i = 0; i < ARRAY_LEN(sections); i++)
         in |= strncmp(key, sections[i], strlen(sections[i])) == 0;
     if (!in)
-        return "a profile sets keys of training, parallelism, ddp, zero, fsdp and nccl, and "
+        return "a profile sets keys of training, parallelism, ddp, zero, fsdp, nccl and host, and "
                "workload.dropout";
     for (size_t i = 0; i < ARRAY_LEN(layout); i++)
         if (strcmp(key, layout[i]) == 0)

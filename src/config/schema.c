@@ -117,7 +117,7 @@ static const struct field gpu_rows[] = {
     { STR("model", struct gpu_spec, model), .flags = F_REQUIRED, .doc = "marketing name" },
     { ENUM("arch", struct gpu_spec, arch, arch_names, NULL), .flags = F_REQUIRED,
       .doc = "architecture (NCCL tuning tables, NVLS support)" },
-    { INT("sm_count", struct gpu_spec, sm_count, 1, NULL), .flags = F_REQUIRED,
+    { INTM("sm_count", struct gpu_spec, sm_count, 1, 4096, NULL), .flags = F_REQUIRED,
       .doc = "streaming multiprocessors (wave quantization)" },
     { QTY("memory", struct gpu_spec, mem_bytes, UNIT_BYTES, NULL), .flags = F_REQUIRED,
       .doc = "device memory capacity" },
@@ -125,7 +125,7 @@ static const struct field gpu_rows[] = {
       .flags = F_REQUIRED, .doc = "peak device memory bandwidth" },
     { SECT0("flops", flops_section), .flags = F_REQUIRED, .doc = "dense peaks per dtype" },
     { QTY("power", struct gpu_spec, power_W, UNIT_POWER, NULL), .doc = "board power (optional)" },
-    { INT("tensor_cores", struct gpu_spec, tensor_cores, 1, NULL),
+    { INTM("tensor_cores", struct gpu_spec, tensor_cores, 1, 16384, NULL),
       .doc = "tensor cores of the enabled SMs (clock model, optional)" },
     { SECT0("tensor_flop_per_clock", tc_flop_section),
       .doc = "dense FLOP per clock per tensor core, per dtype (clock model)" },
@@ -141,8 +141,8 @@ static const struct field efficiency_rows[] = {
       .doc = "the same for FP8 GEMMs; 0 = gemm_max" },
     { QTY("gemm_latency", struct efficiency, gemm_latency, UNIT_TIME, "5 us"), .flags = F_ZERO_OK,
       .doc = "fixed cost per GEMM kernel (small-size falloff)" },
-    { INT("tile_m", struct efficiency, tile_m, 1, "128"), .doc = "output tile rows" },
-    { INT("tile_n", struct efficiency, tile_n, 1, "128"), .doc = "output tile columns" },
+    { INTM("tile_m", struct efficiency, tile_m, 1, 4096, "128"), .doc = "output tile rows" },
+    { INTM("tile_n", struct efficiency, tile_n, 1, 4096, "128"), .doc = "output tile columns" },
     { NUM("attn_flash", struct efficiency, attn_flash, 0, 1, "0.50"),
       .doc = "fused (flash) attention throughput / peak" },
     { NUM("attn_standard", struct efficiency, attn_standard, 0, 1, "0.25"),
@@ -161,9 +161,9 @@ static const struct field efficiency_rows[] = {
 const struct section schema_efficiency = SECTION("efficiency", efficiency_rows, 0);
 
 static const struct field nvlink_rows[] = {
-    { INT("generation", struct nvlink_spec, generation, 1, NULL), .flags = F_REQUIRED,
+    { INTM("generation", struct nvlink_spec, generation, 1, 16, NULL), .flags = F_REQUIRED,
       .doc = "NVLink generation (3 = A100, 4 = H100/H200, 5 = B200)" },
-    { INT("links", struct nvlink_spec, links, 1, NULL), .doc = "links per GPU (optional)" },
+    { INTM("links", struct nvlink_spec, links, 1, 1024, NULL), .doc = "links per GPU (optional)" },
     { QTY("bandwidth", struct nvlink_spec, bw_Bps, UNIT_BANDWIDTH, NULL), .flags = F_REQUIRED,
       .doc = "per GPU per direction" },
     { BOOL("nvswitch", struct nvlink_spec, nvswitch, "false"),
@@ -175,12 +175,12 @@ static const struct field nvlink_rows[] = {
 static const struct section nvlink_section = SECTION("node.nvlink", nvlink_rows, S_ABSENT_IS_NONE);
 
 static const struct field pcie_rows[] = {
-    { INT("generation", struct pcie_spec, generation, 1, NULL), .flags = F_REQUIRED,
+    { INTM("generation", struct pcie_spec, generation, 1, 16, NULL), .flags = F_REQUIRED,
       .doc = "PCIe generation" },
-    { INT("lanes", struct pcie_spec, lanes, 1, "16"), .doc = "lanes per GPU" },
+    { INTM("lanes", struct pcie_spec, lanes, 1, 64, "16"), .doc = "lanes per GPU" },
     { QTY("bandwidth", struct pcie_spec, bw_Bps, UNIT_BANDWIDTH, NULL), .flags = F_REQUIRED,
       .doc = "achieved host<->device per direction" },
-    { INT("gpus_per_switch", struct pcie_spec, gpus_per_switch, 1, "1"),
+    { INTM("gpus_per_switch", struct pcie_spec, gpus_per_switch, 1, 1024, "1"),
       .doc = "GPUs sharing one PCIe switch uplink" },
     { BOOL("p2p", struct pcie_spec, p2p, "true"),
       .doc = "GPU peer-to-peer over PCIe; false = staged through host memory" },
@@ -195,7 +195,7 @@ static const struct field host_rows[] = {
       .doc = "host DRAM per node" },
     /* Estimate: a few DDR channels' worth; shipped hardware files give sourced values. */
     { QTY("memory_bandwidth", struct host_spec, mem_bw_Bps, UNIT_BANDWIDTH, "200 GB/s"),
-      .doc = "host DRAM bandwidth per node" },
+      .doc = "host DRAM bandwidth per node; a GPU's offload copies get at most its share" },
     /* Estimate: order of magnitude of DeepSpeed CPU-Adam per GPU's share of cores. */
     { QTY("adam_throughput", struct host_spec, adam_Pps, UNIT_RATE, "1 Gparam/s"),
       .doc = "CPU Adam throughput per GPU's share of the host" },
@@ -203,7 +203,7 @@ static const struct field host_rows[] = {
 static const struct section host_section = SECTION("node.host", host_rows, 0);
 
 static const struct field node_rows[] = {
-    { INT("gpus", struct hardware, gpus_per_node, 1, NULL), .flags = F_REQUIRED,
+    { INTM("gpus", struct hardware, gpus_per_node, 1, 1024, NULL), .flags = F_REQUIRED,
       .doc = "GPUs per node" },
     { SECT("nvlink", struct hardware, nvlink, nvlink_section),
       .doc = "omit for PCIe-only systems" },
@@ -213,19 +213,21 @@ static const struct field node_rows[] = {
 static const struct section node_section = SECTION("node", node_rows, 0);
 
 static const struct field network_rows[] = {
-    { INT("nics_per_node", struct network_spec, nics_per_node, 1, NULL), .flags = F_REQUIRED,
+    { INTM("nics_per_node", struct network_spec, nics_per_node, 1, 1024, NULL), .flags = F_REQUIRED,
       .doc = "compute NICs per node (storage NICs excluded)" },
     { QTY("nic_bandwidth", struct network_spec, nic_bw_Bps, UNIT_BANDWIDTH, NULL),
       .flags = F_REQUIRED, .doc = "per NIC per direction" },
     { BOOL("rail_optimized", struct network_spec, rail_optimized, "true"),
       .doc = "same-index GPUs of all nodes share a leaf switch" },
-    { INT("fabric_levels", struct network_spec, fabric_levels, 1, "2"),
-      .doc = "fat-tree levels (1 = single switch)" },
+    { INTM("fabric_levels", struct network_spec, fabric_levels, 1, 8, "2"),
+      .doc = "fat-tree levels (1 = single switch); traffic off its rail crosses 2 x (levels - "
+             "1) further hops" },
     { NUM("oversubscription", struct network_spec, oversubscription, 1, 0, "1"),
       .doc = "upper-level oversubscription ratio (1 = non-blocking)" },
     /* Estimate: NCCL's NET ring latency is 2.7 us (LL) (formulas.md §5.3 hwLatencies). */
     { QTY("latency", struct network_spec, latency, UNIT_TIME, "2 us"), .flags = F_ZERO_OK,
-      .doc = "NIC-to-NIC one way through one switch" },
+      .doc = "NIC-to-NIC one way through one switch; each network step of a collective moves "
+             "by its difference from 2 us (NCCL's latency constants)" },
     { QTY("hop_latency", struct network_spec, hop_latency, UNIT_TIME, "0.3 us"), .flags = F_ZERO_OK,
       .doc = "each further switch hop (estimate)" },
     { ENUM("cpu", struct network_spec, amd_cpu, cpu_names, "intel"),
@@ -244,7 +246,7 @@ static const struct field hardware_rows[] = {
     { SECT0("node", node_section), .flags = F_REQUIRED, .doc = "one node" },
     { SECT("network", struct hardware, net, network_section),
       .doc = "omit for single-node systems without NICs" },
-    { INT("nodes", struct hardware, nodes, 1, "1"), .doc = "default cluster size" },
+    { INTM("nodes", struct hardware, nodes, 1, 1048576, "1"), .doc = "default cluster size" },
 };
 const struct section schema_hardware = SECTION("", hardware_rows, 0);
 

@@ -15,15 +15,17 @@
 #define MSIZE(T, m) sizeof(((T *)0)->m)
 #define AT(T, m)    .off = offsetof(T, m), .size = MSIZE(T, m)
 
-#define INT(k, T, m, lo, d)     .key = k, .type = FT_INT, AT(T, m), .min = lo, .max = INT_LIM, .def = d
-#define NUM(k, T, m, lo, hi, d) .key = k, .type = FT_FLOAT, AT(T, m), .min = lo, .max = hi, .def = d
-#define QTY(k, T, m, u, d)      .key = k, .type = FT_QTY, AT(T, m), .unit = u, .def = d
-#define BOOL(k, T, m, d)        .key = k, .type = FT_BOOL, AT(T, m), .def = d
-#define ENUM(k, T, m, tbl, d)   .key = k, .type = FT_ENUM, AT(T, m), .names = tbl, .def = d
-#define STR(k, T, m)            .key = k, .type = FT_STR, AT(T, m)
-#define TEXT(k)                 .key = k, .type = FT_STR, .off = NO_STORE
-#define SECT(k, T, m, s)        .key = k, .type = FT_SECTION, AT(T, m), .sub = &s
-#define SECT0(k, s)             .key = k, .type = FT_SECTION, .off = 0, .sub = &s
+#define INT(k, T, m, lo, d) .key = k, .type = FT_INT, AT(T, m), .min = lo, .max = INT_LIM, .def = d
+/* An integer with a bound of its own below 2^30 (a count of parts on one node or GPU). */
+#define INTM(k, T, m, lo, hi, d) .key = k, .type = FT_INT, AT(T, m), .min = lo, .max = hi, .def = d
+#define NUM(k, T, m, lo, hi, d)  .key = k, .type = FT_FLOAT, AT(T, m), .min = lo, .max = hi, .def = d
+#define QTY(k, T, m, u, d)       .key = k, .type = FT_QTY, AT(T, m), .unit = u, .def = d
+#define BOOL(k, T, m, d)         .key = k, .type = FT_BOOL, AT(T, m), .def = d
+#define ENUM(k, T, m, tbl, d)    .key = k, .type = FT_ENUM, AT(T, m), .names = tbl, .def = d
+#define STR(k, T, m)             .key = k, .type = FT_STR, AT(T, m)
+#define TEXT(k)                  .key = k, .type = FT_STR, .off = NO_STORE
+#define SECT(k, T, m, s)         .key = k, .type = FT_SECTION, AT(T, m), .sub = &s
+#define SECT0(k, s)              .key = k, .type = FT_SECTION, .off = 0, .sub = &s
 #define SECTION(nm, rows, fl)                                                                      \
     {                                                                                              \
         .name = nm, .fields = rows, .nfields = ARRAY_LEN(rows), .flags = fl                        \

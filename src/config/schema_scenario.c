@@ -26,6 +26,9 @@ static const struct enum_name optimizer_names[] = {
     { "adam8bit", OPT_ADAM8BIT },
     { "sgd", OPT_SGD },
     { "adafactor", OPT_ADAFACTOR },
+    { "torchao_adamw8bit", OPT_TORCHAO_ADAMW8BIT },
+    { "torchao_adamw4bit", OPT_TORCHAO_ADAMW4BIT },
+    { "torchao_adamwfp8", OPT_TORCHAO_ADAMWFP8 },
     { NULL, 0 },
 };
 static const struct enum_name optimizer_impl_names[] = {
@@ -452,6 +455,33 @@ static const struct field nccl_rows[] = {
 };
 static const struct section nccl_section = SECTION("nccl", nccl_rows, 0);
 
+/* The framework's CPU time per operation class (scenario.h struct host_cfg, docs/host.md).
+ * The defaults are PyTorch eager's per-op cost and nothing else: a framework profile adds
+ * the rest with its sources. */
+static const struct field host_rows[] = {
+    { QTY("kernel_launch", struct host_cfg, kernel_launch, UNIT_TIME, "4 us"), .flags = F_ZERO_OK,
+      .doc = "host time per kernel launched (PyTorch eager dispatch + cudaLaunchKernel)" },
+    { QTY("autograd_node", struct host_cfg, autograd_node, UNIT_TIME, "0 s"), .flags = F_ZERO_OK,
+      .doc = "per autograd node, created in forward and run in backward" },
+    { QTY("python_op", struct host_cfg, python_op, UNIT_TIME, "0 s"), .flags = F_ZERO_OK,
+      .doc = "per Python-level op without a kernel (views, splits, module calls)" },
+    { QTY("rng_fork", struct host_cfg, rng_fork, UNIT_TIME, "0 s"), .flags = F_ZERO_OK,
+      .doc = "per tensor-parallel RNG tracker fork around a dropout" },
+    { QTY("checkpoint_region", struct host_cfg, checkpoint_region, UNIT_TIME, "0 s"),
+      .flags = F_ZERO_OK, .doc = "per activation-checkpointed layer (bookkeeping, re-entry)" },
+    { QTY("collective_enqueue", struct host_cfg, collective_enqueue, UNIT_TIME, "32 us"),
+      .flags = F_ZERO_OK, .doc = "per collective call (ProcessGroupNCCL enqueue)" },
+    { QTY("step", struct host_cfg, step, UNIT_TIME, "0 s"), .flags = F_ZERO_OK,
+      .doc = "per step, at the optimizer: the host waits for the GPU, then spends this" },
+    { BOOL("p2p_sync", struct host_cfg, p2p_sync, "false"),
+      .doc = "the CPU waits for each pipeline receive before issuing the step's layers" },
+    { NUM("jitter", struct host_cfg, jitter, 0, 1, "0"), .flags = F_ZERO_OK,
+      .doc = "spread of the ranks' host speeds (coefficient of variation; with --ranks all)" },
+    { INT("seed", struct host_cfg, seed, 0, "1"), .flags = F_ZERO_OK,
+      .doc = "seed of the ranks' host speeds" },
+};
+static const struct section host_section = SECTION("host", host_rows, 0);
+
 static const struct field simulation_rows[] = {
     { INT("straggler_rank", struct sim_cfg, straggler_rank, -1, "-1"),
       .doc = "with --ranks all, this rank computes slower; -1 = none" },
@@ -486,5 +516,7 @@ static const struct field scenario_rows[] = {
     { SECT("fsdp", struct scenario, fsdp, fsdp_section), .doc = "PyTorch FSDP knobs" },
     { SECT("nccl", struct scenario, nccl, nccl_section), .doc = "collective algorithm choice" },
     { SECT("simulation", struct scenario, sim, simulation_section), .doc = "simulation knobs" },
+    { SECT("host", struct scenario, host, host_section),
+      .doc = "the framework's CPU time per operation class" },
 };
 const struct section schema_scenario = SECTION("", scenario_rows, 0);

@@ -73,12 +73,15 @@ static void start(struct sim *sm, int ri, int ti)
         }
         if (t->stream == ST_COMPUTE)
             r->compute_tcat = t->tcat;
-        else
+        else if (t->tcat != TC_HOST) /* the host's issue is no GPU activity: host_wait says */
             r->inflight[t->tcat]++;
         dur = t->dur;
         if (t->kind == TASK_COMPUTE &&
             (sm->res->ranks[ri].slowdown > 1.0 || sm->res->ranks[ri].slowdown < 1.0))
             dur = time_from_ns((double)dur * sm->res->ranks[ri].slowdown);
+        else if (t->kind == TASK_HOST &&
+                 (sm->res->ranks[ri].host_slowdown > 1.0 || sm->res->ranks[ri].host_slowdown < 1.0))
+            dur = time_from_ns((double)dur * sm->res->ranks[ri].host_slowdown);
         engine_after(&sm->eng, dur, ev_task_done, sm, ((int64_t)ri << 32) | ti);
         break;
     case TASK_COPY:
@@ -97,13 +100,40 @@ static void start(struct sim *sm, int ri, int ti)
     }
 }
 
+/* Does task ti wait for a host task not done yet (the CPU has not issued it)? */
+static bool waits_for_host(const struct srank *r, int ti)
+{
+    const struct prog *p = r->prog;
+
+    for (int32_t i = p->pstart[ti]; i < p->pstart[ti + 1]; i++) {
+        int d = p->preds[i];
+        if (p->stream_of[d] == ST_HOST && r->head[ST_HOST] <= d)
+            return true;
+    }
+    return false;
+}
+
 static void try_start(struct sim *sm, int ri, int st)
 {
     struct srank *r = &sm->r[ri];
     int32_t ti = r->head[st];
 
-    if (r->running[st] || ti >= r->ntasks || !exec_ready(r, ti))
+    if (r->running[st] || ti >= r->ntasks)
         return;
+    if (!exec_ready(r, ti)) {
+        if (st == ST_COMPUTE && r->head[ST_HOST] < r->ntasks) {
+            bool w = waits_for_host(r, ti);
+            if (w != r->host_wait) {
+                exec_account(sm, ri); /* the time so far was spent as the flag said */
+                r->host_wait = w;
+            }
+        }
+        return;
+    }
+    if (st == ST_COMPUTE && r->host_wait) {
+        exec_account(sm, ri);
+        r->host_wait = false;
+    }
     start(sm, ri, ti);
 }
 
@@ -121,7 +151,8 @@ void exec_complete(struct sim *sm, int ri, int ti)
         rr->busy[t->tcat] += sm->eng.now - r->start_of[t->stream];
         if (t->stream == ST_COMPUTE && (t->kind == TASK_COMPUTE || t->kind == TASK_HOST))
             r->compute_tcat = -1;
-        else if (t->kind == TASK_COMPUTE || t->kind == TASK_HOST || t->kind == TASK_COPY)
+        else if ((t->kind == TASK_COMPUTE || t->kind == TASK_HOST || t->kind == TASK_COPY) &&
+                 t->tcat != TC_HOST)
             r->inflight[t->tcat]--;
         notes_task(sm, ri, ti, r->start_of[t->stream]);
     }

@@ -6,12 +6,17 @@
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "engine/sim_internal.h"
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
 
 static void init(struct sim *sm, const struct scenario *s, const struct layout *l,
                  const struct sim_opts *opts, struct sim_result *res)
@@ -25,6 +30,36 @@ static void init(struct sim *sm, const struct scenario *s, const struct layout *
     sm->cache_gen = 1;
     memtrack_init(sm);
     engine_init(&sm->eng);
+}
+
+/* splitmix64 (Steele, Lea, Flood, OOPSLA 2014): a 64-bit mix per draw, no state to carry. */
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/*
+ * Rank `rank`'s host speed: a log-normal multiplier of mean 1 and coefficient of variation
+ * host.jitter (1 without jitter), a function of (seed, rank) alone, so that a rank draws the
+ * same speed whichever ranks are simulated (Box-Muller on two splitmix64 draws).
+ */
+static double host_draw(const struct host_cfg *h, int rank)
+{
+    uint64_t a, b;
+    double u1, u2, z, sigma;
+
+    if (!(h->jitter > 0))
+        return 1.0;
+    a = mix64(((uint64_t)(uint32_t)h->seed << 32) | (uint32_t)rank);
+    b = mix64(a);
+    u1 = ((double)(a >> 11) + 0.5) / 9007199254740992.0; /* (0, 1) */
+    u2 = (double)(b >> 11) / 9007199254740992.0;
+    z = sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
+    sigma = sqrt(log(1 + h->jitter * h->jitter));
+    return exp(sigma * z - sigma * sigma / 2);
 }
 
 /* Is this rank simulated? Every rank with --ranks all, else one per pipeline stage. */
@@ -50,6 +85,7 @@ static void init_rank(struct sim *sm, int ri, int rank, struct prog *const *prog
     rr->slowdown = 1.0;
     if (sm->opts->all_ranks && rank == sm->sc->sim.straggler_rank)
         rr->slowdown = sm->sc->sim.straggler_slowdown;
+    rr->host_slowdown = host_draw(&sm->sc->host, rank);
     r->prog = rr->prog;
     r->snext = r->prog->snext;
     r->ntasks = r->prog->ntasks;

@@ -117,8 +117,9 @@ struct rank_result {
     int64_t cur[MC_COUNT];         /* bytes per category at the end of the step */
     struct mem_sample *tl;         /* memory timeline (trace mode) */
     size_t ntl, cap_tl;
-    double slowdown; /* compute time multiplier (straggler) */
-    bool traced;     /* its tasks and memory are in the trace (sim_opts.trace_ranks) */
+    double slowdown;      /* compute time multiplier (straggler) */
+    double host_slowdown; /* host time multiplier: its CPU's speed draw (host.jitter) */
+    bool traced;          /* its tasks and memory are in the trace (sim_opts.trace_ranks) */
 };
 
 /*

@@ -90,7 +90,8 @@ struct srank {
     int32_t ntasks;         /* the program's tasks */
     int32_t head[ST_COUNT]; /* per stream: the task at its head, or ntasks when done */
     int8_t running[ST_COUNT];
-    bool traced; /* its tasks and memory samples are recorded (notes.c); in running's padding */
+    bool traced;    /* its tasks and memory samples are recorded (notes.c); in running's padding */
+    bool host_wait; /* the compute stream's head waits for the host's issue (exec.c) */
     int comm[NSLOT];
     int midx[NSLOT]; /* this rank's member index in comm[slot] */
     int64_t seq[NSLOT];
@@ -198,6 +199,8 @@ static inline void exec_account(struct sim *sm, int ri)
                 cat = order[i];
                 break;
             }
+        if (cat == TC_IDLE && r->host_wait)
+            cat = TC_HOST; /* host-bound: the GPU waits for the CPU to issue its next kernel */
     }
     sm->res->ranks[ri].bucket[cat] += dt;
     r->last = now;

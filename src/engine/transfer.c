@@ -265,14 +265,15 @@ void transfer_coll(struct sim *sm, int ci, sim_time delay)
     begin(sm, fi, ci, -1, -1, c->cost.bus_bytes, c->cost.bus_bw_Bps, delay);
 }
 
-/* A copy over its rank's PCIe link of its direction, at the PCIe bandwidth. */
+/* A copy over its rank's PCIe link of its direction, at the PCIe bandwidth or the rank's share
+   of the host DRAM (hw_host_copy_Bps). */
 void transfer_copy(struct sim *sm, int ri, int ti)
 {
     const struct task *t = &sm->r[ri].prog->tasks[ti];
     int fi;
 
     *reserve(sm, 1, &fi) = sm->r[ri].res[t->stream == ST_D2H ? TIER_COUNT + 1 : TIER_COUNT];
-    begin(sm, fi, -1, ri, ti, t->bytes, sm->sc->hw.pcie.bw_Bps, 0);
+    begin(sm, fi, -1, ri, ti, t->bytes, hw_host_copy_Bps(&sm->sc->hw, sm->sc->gpus), 0);
 }
 
 static void ev_flow_done(struct engine *e, void *ctx, int64_t data)

@@ -189,4 +189,49 @@ double calib_predict_rate(const struct hardware *hw, const struct efficiency *ef
 /* nccl-tests bus-bandwidth factor of `op` over `n` ranks (formulas.md 5.2). */
 double calib_bus_factor(int op, int n);
 
+/* ---- host costs from measured steps (calibrate_host.c) ---------------------------------- */
+
+#include "fit/fit.h"
+
+#define HOST_FIT_MAX 7 /* host.* time keys */
+
+struct host_fit_spec {
+    const char *path;       /* runs file (docs/runs-format.md) of one stack */
+    int keys[HOST_FIT_MAX]; /* fitted keys, calib_host_key() indices */
+    int nkeys;
+    double start_us[HOST_FIT_MAX]; /* starting values, microseconds */
+    int holdout;                   /* > 1: rows i with i % holdout == holdout - 1 are held out */
+};
+
+struct host_fit_part {
+    int n;               /* rows simulated */
+    double mean, median; /* of |error|, percent */
+};
+
+struct host_fit_result {
+    double us[HOST_FIT_MAX];                  /* fitted values, microseconds */
+    double ci_us[HOST_FIT_MAX];               /* 95 % half-widths */
+    int nfit;                                 /* rows fitted */
+    int skipped;                              /* rows that could not be simulated */
+    struct host_fit_part before[2], after[2]; /* [0] fit rows, [1] held-out rows */
+    struct fit_result fit;
+};
+
+/* Index of host key `name` (kernel_launch, python_op, ...), or -1. */
+int calib_host_key(const char *name);
+const char *calib_host_key_name(int k);
+
+/*
+ * Fit the host costs `spec` names to the measured rows of spec->path (calibrate_host.c says
+ * how). 0 with *out, or -1 with a diagnostic on `diag`.
+ */
+int calib_host_fit(const struct host_fit_spec *spec, struct host_fit_result *out, FILE *diag);
+
+/* Refuse (-1, diagnostics) a runs file whose `set` column fixes a fitted key. */
+int calib_host_check_set(const struct host_fit_spec *spec, FILE *diag);
+
+/* Write the overlay: a host: block with the fitted values, the fit's figures as comments. */
+void calib_host_write(const struct host_fit_spec *spec, const struct host_fit_result *r,
+                      const char *command, FILE *f);
+
 #endif

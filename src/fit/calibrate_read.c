@@ -4,6 +4,7 @@
  * format (src/kernels/README.md), checked and converted to SI units, with a
  * diagnostic per bad row. The fits are calibrate.c.
  */
+#include "base/csv.h"
 #include "fit/calibrate.h"
 
 #include "base/diag.h"
@@ -105,12 +106,12 @@ static int number(struct reader *rd, int col, const char *what, double max, cons
                   double *out)
 {
     const char *s = csv_field(rd->t, rd->row, col);
-    char *end;
+    const char *end;
 
     *out = 0;
     if (!*s)
         return 0;
-    *out = strtod(s, &end);
+    *out = csv_strtod(s, &end);
     while (*end == ' ')
         end++;
     if (end == s || *end || !isfinite(*out) || *out < 0) {
@@ -174,11 +175,12 @@ static int parse_shape(struct reader *rd, const char *shape, const char *const *
                        int nkeys)
 {
     const char *p = shape;
+    unsigned seen = 0; /* keys given so far, one bit each */
 
     while (*p) {
         char key[32];
         size_t kl = 0;
-        char *end;
+        const char *end;
         double v;
         int i;
 
@@ -193,7 +195,7 @@ static int parse_shape(struct reader *rd, const char *shape, const char *const *
             row_error(rd, "shape '%s': expected key=value at '%s'", shape, key);
             return -1;
         }
-        v = strtod(++p, &end);
+        v = csv_strtod(++p, &end);
         if (end == p || !(v >= 0)) {
             row_error(rd, "shape '%s': bad value for '%s'", shape, key);
             return -1;
@@ -205,6 +207,11 @@ static int parse_shape(struct reader *rd, const char *shape, const char *const *
             row_error(rd, "shape '%s': unknown key '%s'", shape, key);
             return -1;
         }
+        if (seen & (1u << i)) {
+            row_error(rd, "shape '%s': '%s' is given twice", shape, key);
+            return -1;
+        }
+        seen |= 1u << i;
         if (v > floor(v) || v > MAX_DIM) {
             row_error(rd,
                       "shape '%s': '%s' must be a whole number of at most %.0f (the int "

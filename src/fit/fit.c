@@ -64,6 +64,12 @@ static void fill_errors(gsl_multifit_nlinear_workspace *w, int n, int p, struct 
 int fit_nlls(fit_residual_fn *f, void *ctx, int npoints, double *p, int nparams,
              struct fit_result *out)
 {
+    return fit_nlls_step(f, ctx, npoints, p, nparams, 0, out);
+}
+
+int fit_nlls_step(fit_residual_fn *f, void *ctx, int npoints, double *p, int nparams, double h,
+                  struct fit_result *out)
+{
     struct adapter a = { f, ctx, nparams, npoints };
     gsl_multifit_nlinear_parameters par = gsl_multifit_nlinear_default_parameters();
     gsl_multifit_nlinear_fdf fdf;
@@ -85,6 +91,8 @@ int fit_nlls(fit_residual_fn *f, void *ctx, int npoints, double *p, int nparams,
     fdf.n = (size_t)npoints;
     fdf.p = (size_t)nparams;
     fdf.params = &a;
+    if (h > 0)
+        par.h_df = h;
     w = gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &par, (size_t)npoints,
                                    (size_t)nparams);
     if (!w) {

@@ -41,6 +41,14 @@ int fit_nlls(fit_residual_fn *f, void *ctx, int npoints, double *p, int nparams,
              struct fit_result *out);
 
 /*
+ * fit_nlls() with the finite-difference Jacobian's relative step h (GSL's h_df; 0 = GSL's
+ * sqrt(DBL_EPSILON)): residuals that move in steps (a simulator's integer nanoseconds) need
+ * a step that moves them.
+ */
+int fit_nlls_step(fit_residual_fn *f, void *ctx, int npoints, double *p, int nparams, double h,
+                  struct fit_result *out);
+
+/*
  * Weighted straight line y = a + b*x over n points (w = NULL: equal weights;
  * weights are 1/variance, e.g. 1/y^2 for relative errors). Returns 0, or -1
  * when fewer than two distinct x values make the slope undetermined.

@@ -125,7 +125,7 @@ static int check_vrow(const struct csv_table *tab, int r, FILE *diag)
     const char *val = csv_field(tab, r, csv_column(tab, "metric_value"));
     int errors = 0;
     double lo, hi;
-    char *end;
+    const char *end;
 
     for (size_t i = 0; i < ARRAY_LEN(num); i++) {
         const char *f = csv_field(tab, r, csv_column(tab, num[i].col));
@@ -133,7 +133,7 @@ static int check_vrow(const struct csv_table *tab, int r, FILE *diag)
 
         if (!*f)
             continue;
-        v = strtod(f, &end);
+        v = csv_strtod(f, &end);
         if (end == f || *end || !(v >= 1 && v <= num[i].max) || (num[i].whole && v > floor(v))) {
             fprintf(diag, "%s:%d: error: %s '%s' is not a whole number between 1 and %.0f (%s)\n",
                     tab->name, tab->rows[r].line, num[i].col, f, num[i].max, num[i].why);
@@ -141,8 +141,8 @@ static int check_vrow(const struct csv_table *tab, int r, FILE *diag)
         }
     }
     if (*val) {
-        lo = strtod(val, &end);
-        hi = *end == '-' && end > val ? strtod(end + 1, &end) : lo;
+        lo = csv_strtod(val, &end);
+        hi = *end == '-' && end > val ? csv_strtod(end + 1, &end) : lo;
         if (*end || !(lo > 0 && isfinite(lo) && hi >= lo && isfinite(hi))) {
             fprintf(diag,
                     "%s:%d: error: metric_value '%s' is not a positive number or a range "
@@ -159,7 +159,7 @@ static void read_vrow(const struct csv_table *tab, int r, struct vrow *v)
 {
 #define F(name) csv_field(tab, r, csv_column(tab, name))
     const char *metric = F("metric_name"), *algo = F("algorithm"), *val = F("metric_value");
-    char *end;
+    const char *end;
 
     memset(v, 0, sizeof(*v));
     v->line = tab->rows[r].line;
@@ -180,8 +180,8 @@ static void read_vrow(const struct csv_table *tab, int r, struct vrow *v)
              strstr(algo, "NVLS_ENABLE=0")) /* one node without NVLS: NCCL's ring */
         v->algo = ALGO_RING;
     harness_args(F("notes"), v);
-    v->lo = strtod(val, &end);
-    v->hi = *end == '-' ? strtod(end + 1, NULL) : v->lo;
+    v->lo = csv_strtod(val, &end);
+    v->hi = *end == '-' ? csv_strtod(end + 1, &end) : v->lo;
     v->algbw = strstr(metric, "algbw") != NULL;
     if (strstr(metric, "per_NIC")) { /* one NIC between two nodes: send/recv */
         v->op = COLL_SEND_RECV;

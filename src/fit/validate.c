@@ -4,6 +4,7 @@
  * has validate_row.c build the row's scenario, predicts it and compares the metric, then
  * summarises |error| per metric.
  */
+#include "base/csv.h"
 #include "fit/validate_internal.h"
 
 #include <math.h>
@@ -119,12 +120,25 @@ static double metric_of(enum validate_metric m, const struct prediction *p)
     }
 }
 
+/*
+ * What a measurement can be, per metric: a step from 1 us to SIM_STEP_LIMIT (1e6 s), up to
+ * 10^9 tokens per second per GPU (a GPU's ~1e15 FLOP/s over 6 FLOP per parameter per token
+ * of a 10^5-parameter model), memory up to SIM_MEM_LIMIT (2^28 GiB). Beyond them the relative
+ * error overflows or underflows (1e308 gave -inf in --json), so a value outside is refused.
+ */
+static const double measured_range[VM_COUNT][2] = {
+    [VM_STEP_TIME] = { 1e-6, 1e6 },
+    [VM_TOKENS_PER_GPU] = { 1e-6, 1e9 },
+    [VM_PEAK_MEM] = { 1e-6, 268435456.0 },
+    [VM_PEAK_RESERVED] = { 1e-6, 268435456.0 },
+};
+
 /* The row's own fields: id, metric and measured value, before any simulation. */
 static int read_row_head(struct runner *ru, int i, const int *col, struct validate_row *r)
 {
     const struct csv_table *t = ru->rep->csv;
     const char *v = csv_field(t, i, col[C_VALUE]);
-    char *end;
+    const char *end;
 
     r->line = t->rows[i].line;
     r->id = csv_field(t, i, col[C_ID]);
@@ -157,9 +171,16 @@ static int read_row_head(struct runner *ru, int i, const int *col, struct valida
                  r->metric_name);
         return -1;
     }
-    r->measured = strtod(v, &end);
+    r->measured = csv_strtod(v, &end);
     if (!*v || *end || !(r->measured > 0) || !isfinite(r->measured)) {
         snprintf(r->reason, sizeof(r->reason), "value '%s' is not a positive number", v);
+        r->measured = NAN;
+        return -1;
+    }
+    if (r->measured < measured_range[r->metric][0] || r->measured > measured_range[r->metric][1]) {
+        snprintf(r->reason, sizeof(r->reason),
+                 "value '%s' is outside what a %s can measure (%g to %g)", v, r->metric_name,
+                 measured_range[r->metric][0], measured_range[r->metric][1]);
         r->measured = NAN;
         return -1;
     }
@@ -197,6 +218,7 @@ static void prepare_row(struct runner *ru, int i, const int *col, struct pending
                               sizeof(r->reason)))
         return;
     r->reading = pd->s.fw.reading;
+    band_regime_of(&pd->s, &r->regime);
     pd->predict = true;
 }
 

@@ -34,6 +34,7 @@
 
 #include "model/scenario.h"
 #include "base/csv.h"
+#include "report/band.h"
 #include "run/predict.h"
 
 enum validate_metric {
@@ -47,18 +48,19 @@ enum validate_metric {
 const char *validate_metric_name(enum validate_metric m);
 
 struct validate_row {
-    int line;                /* CSV line where the row starts */
-    const char *id;          /* table-owned */
-    const char *hardware;    /* stem as written */
-    const char *metric_name; /* as written */
-    int metric;              /* enum validate_metric, -1 when unknown */
-    double measured;         /* the `value` column (NAN when unreadable) */
-    bool ok;                 /* simulated; predicted and error_pct are valid */
-    double predicted;        /* same unit as measured */
-    double error_pct;        /* signed: 100 * (predicted - measured) / measured */
-    const char *reading;     /* how framework_version selected the profile version, or NULL
-                                (owned by the report's profiles) */
-    char reason[512];        /* why the row was not evaluated */
+    int line;                  /* CSV line where the row starts */
+    const char *id;            /* table-owned */
+    const char *hardware;      /* stem as written */
+    const char *metric_name;   /* as written */
+    int metric;                /* enum validate_metric, -1 when unknown */
+    double measured;           /* the `value` column (NAN when unreadable) */
+    bool ok;                   /* simulated; predicted and error_pct are valid */
+    double predicted;          /* same unit as measured */
+    double error_pct;          /* signed: 100 * (predicted - measured) / measured */
+    const char *reading;       /* how framework_version selected the profile version, or NULL
+                                  (owned by the report's profiles) */
+    char reason[512];          /* why the row was not evaluated */
+    struct band_regime regime; /* of the row's scenario (report/band.h), when it was built */
 };
 
 /* Statistics of |error_pct| over the evaluated rows of one metric. */
@@ -119,6 +121,14 @@ int validate_file(const char *path, const struct validate_hooks *hooks, struct v
                   FILE *diag);
 
 void validate_release(struct validate_report *r);
+
+/*
+ * The table of residuals report/band.h reads: one line per evaluated step-time or throughput
+ * row of each report, its set the runs file's base name, under band_write_header()'s header.
+ * 0, or -1 with a diagnostic when `path` cannot be written.
+ */
+int validate_write_bands(const struct validate_report *reps, int nreps, const char *path,
+                         FILE *diag);
 
 /*
  * Statistics of |error_pct| over the rows of metric `m` whose id starts with

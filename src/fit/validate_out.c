@@ -227,6 +227,39 @@ int validate_write_json(const struct validate_report *r, const char *path, FILE 
     return 0;
 }
 
+/* ---- the table of residuals (report/band.h) -------------------------------------------- */
+
+int validate_write_bands(const struct validate_report *reps, int nreps, const char *path,
+                         FILE *diag)
+{
+    FILE *f = files_open_output(path);
+
+    if (!f) {
+        fprintf(diag, "simtrain validate: error: cannot write '%s': %s\n", path, strerror(errno));
+        return -1;
+    }
+    band_write_header(f);
+    for (int k = 0; k < nreps; k++) {
+        const char *set =
+            strrchr(reps[k].path, '/') ? strrchr(reps[k].path, '/') + 1 : reps[k].path;
+
+        for (int i = 0; i < reps[k].nrows; i++) {
+            const struct validate_row *row = &reps[k].rows[i];
+
+            if (!row->ok || (row->metric != VM_STEP_TIME && row->metric != VM_TOKENS_PER_GPU))
+                continue;
+            band_write_row(f, set, row->id, &row->regime,
+                           row->metric == VM_STEP_TIME ? row->measured / row->predicted
+                                                       : row->predicted / row->measured);
+        }
+    }
+    if (files_close_output(f) != 0) {
+        fprintf(diag, "simtrain validate: error: cannot write '%s': %s\n", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- plots ------------------------------------------------------------------------ */
 
 static int write_dat(const struct validate_report *r, int metric, FILE *f)

@@ -5,6 +5,7 @@
  * row's framework profile, loaded once per framework and version of the table, for what the
  * row leaves empty. validate.c evaluates the rows and gathers the statistics.
  */
+#include "base/csv.h"
 #include "fit/validate_internal.h"
 
 #include <assert.h>
@@ -63,12 +64,12 @@ static const struct {
      * Memory-model columns (docs/memory.md, "Validation rows"): finetune
      * (full | lora | qlora), lora_rank, lora_targets (q+k+v+o+gate+up+down or
      * all), lora_double_quant and lora_paged_optimizer (0 | 1), offload (none |
-     * optimizer | params), optimizer (adamw | adam8bit | sgd | adafactor),
-     * master_weights (0 | 1), grad_dtype (fp32 | bf16 | fp16) and
-     * memory_overhead_gib (CUDA context and NCCL; 0 for a
-     * torch.cuda.max_memory_allocated figure) and memory_fragmentation (the
-     * caching allocator's free share, training.memory_fragmentation; 0 for an
-     * allocated-bytes figure). Empty = the scenario default.
+     * optimizer | params), optimizer (adamw | adam8bit | sgd | adafactor | torchao_adamw8bit |
+     * torchao_adamw4bit | torchao_adamwfp8), master_weights (0 | 1), grad_dtype (fp32 | bf16 |
+     * fp16) and memory_overhead_gib (CUDA context and NCCL; 0 for a torch.cuda.max_memory_allocated
+     * figure) and memory_fragmentation (the caching allocator's free share,
+     * training.memory_fragmentation; 0 for an allocated-bytes figure). Empty = the scenario
+     * default.
      */
     [C_FINETUNE] = { "finetune", false },
     [C_LORA_RANK] = { "lora_rank", false },
@@ -159,7 +160,7 @@ static const char *field(const struct rowctx *rc, enum col c)
 static int get_int(struct rowctx *rc, enum col c, int def, int min, int *out)
 {
     const char *s = field(rc, c);
-    char *end;
+    const char *end;
     double v;
 
     if (!*s) {
@@ -169,7 +170,7 @@ static int get_int(struct rowctx *rc, enum col c, int def, int min, int *out)
         return 0;
     }
     errno = 0;
-    v = strtod(s, &end);
+    v = csv_strtod(s, &end);
     if (end == s || *end || errno || v > floor(v) || v < min)
         return bad(rc, "%s '%s' is not an integer >= %d", columns[c].name, s, min);
     if (v > INT_COLUMN_MAX)
@@ -230,13 +231,13 @@ static int get_number(struct rowctx *rc, enum col c, double lo, double hi, const
                       double *out)
 {
     const char *s = field(rc, c);
-    char *end;
+    const char *end;
     double v;
 
     if (!*s)
         return 0;
     errno = 0;
-    v = strtod(s, &end);
+    v = csv_strtod(s, &end);
     if (end == s || *end || errno || !(v >= lo && v <= hi))
         return bad(rc, "%s '%s' is not a number %s", columns[c].name, s, range);
     *out = v;
@@ -313,7 +314,7 @@ static int fill_model(struct rowctx *rc, struct model *m, int seq_len)
     memset(m, 0, sizeof(*m));
     m->name = field(rc, C_ID);
     if (get_int(rc, C_LAYERS, 0, 1, &m->layers) || get_int(rc, C_HIDDEN, 0, 1, &m->hidden) ||
-        get_int(rc, C_HEADS, 0, 1, &m->heads) || get_int(rc, C_KV_HEADS, 0, 0, &m->kv_heads) ||
+        get_int(rc, C_HEADS, 0, 1, &m->heads) || get_int(rc, C_KV_HEADS, 0, 1, &m->kv_heads) ||
         get_int(rc, C_VOCAB, 0, 1, &m->vocab) ||
         get_enum(rc, C_FFN_ACT, "workload.activation", ACT_GELU, &act))
         return -1;

@@ -386,12 +386,8 @@ static int fsdp(struct acc *c)
     if (imp_is(v, "SIZE_BASED_WRAP"))
         imp_note(c->im, FATE_APPROX, kn, "SIZE_BASED_WRAP units timed as one per decoder layer");
     v = get(f, "fsdp_transformer_layer_cls_to_wrap", &kn);
-    if (imp_str(v) && !imp_decoder_matches(c->im, imp_str(v)))
-        return imp_error(c->im, kn,
-                         "fsdp_transformer_layer_cls_to_wrap '%s' is not the decoder layer of "
-                         "this %s model (%s): accelerate raises \"Could not find the transformer "
-                         "layer class %s in the model\" (utils/dataclasses.py:2074-2078)",
-                         imp_str(v), c->im->model.type, c->im->model.decoder, imp_str(v));
+    if (imp_str(v) && imp_check_wrap(c->im, kn, "fsdp_transformer_layer_cls_to_wrap", imp_str(v)))
+        return -1;
     for (size_t i = 0; i < f->count; i++) {
         const char *k = f->pairs[i].key->text;
         if (strcmp(k, "fsdp_limit_all_gathers") == 0 || strcmp(k, "fsdp_use_orig_params") == 0 ||

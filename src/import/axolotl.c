@@ -457,7 +457,7 @@ static int adapter(struct ax *a)
 /* ---- optimizer ---------------------------------------------------------------------------- */
 
 static const char *const optimizers[][4] = {
-    /* Axolotl / transformers name, simtrain optimizer, paged | approx, training.optimizer_impl
+    /* Axolotl / transformers name, simtrain optimizer, paged or "", training.optimizer_impl
      * (transformers trainer.py get_optimizer_cls_and_kwargs: adamw_torch is torch.optim.AdamW
      * with its foreach default, adamw_torch_fused passes fused=True, adamw_hf is
      * transformers' own AdamW, a loop over the parameters) */
@@ -467,7 +467,15 @@ static const char *const optimizers[][4] = {
     { "adamw_hf", "adamw", "", "for_loop" },
     { "adamw_bnb_8bit", "adam8bit", "", "" },
     { "adamw_8bit", "adam8bit", "", "" },
-    { "adamw_torch_8bit", "adam8bit", "approx", "" },
+    /* torchao's low-bit AdamW: transformers' names (optimization get_optimizer_cls_and_kwargs:
+     * adamw_torch_4bit / _8bit build torchao.optim.AdamW4bit / AdamW8bit) and Axolotl's own
+     * (utils/schemas/enums.py CustomSupportedOptimizers ao_adamw_4bit / _8bit / _fp8, built in
+     * core/builders/base.py from torchao.prototype.low_bit_optim) */
+    { "adamw_torch_8bit", "torchao_adamw8bit", "", "" },
+    { "adamw_torch_4bit", "torchao_adamw4bit", "", "" },
+    { "ao_adamw_8bit", "torchao_adamw8bit", "", "" },
+    { "ao_adamw_4bit", "torchao_adamw4bit", "", "" },
+    { "ao_adamw_fp8", "torchao_adamwfp8", "", "" },
     { "paged_adamw_32bit", "adamw", "paged", "" },
     { "paged_adamw_8bit", "adam8bit", "paged", "" },
     { "paged_adamw", "adamw", "paged", "" },
@@ -497,15 +505,11 @@ static int optimizer(struct ax *a)
             imp_put(
                 a->im, "training.paged_optimizer", "true",
                 imp_fmt(a->im, "%s %s: bitsandbytes paged states", ax_from(a, "optimizer"), name));
-        if (strcmp(optimizers[i][2], "approx") == 0)
-            imp_note(a->im, FATE_APPROX, ax_key(a, "optimizer"),
-                     "%s: torchao's 8-bit AdamW counted as bitsandbytes' block-wise 8-bit Adam",
-                     name);
         return 0;
     }
     return imp_error(a->im, o,
                      "optimizer '%s' is not modelled (AdamW, 8-bit AdamW, their paged "
-                     "versions, SGD, Adafactor)",
+                     "versions, torchao's 8-bit, 4-bit and FP8 AdamW, SGD, Adafactor)",
                      name ? name : "");
 }
 

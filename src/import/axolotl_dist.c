@@ -269,12 +269,8 @@ static int fsdp_wrap(struct ax *a, const struct yt_node *cfg)
     const struct yt_node *ck;
 
     fsdp_get(cfg, "transformer_layer_cls_to_wrap", &ck);
-    if (imp_str(cls) && !imp_decoder_matches(a->im, imp_str(cls)))
-        return imp_error(a->im, ck,
-                         "transformer_layer_cls_to_wrap '%s' is not the decoder layer of this "
-                         "%s model (%s): accelerate raises \"Could not find the transformer layer "
-                         "class %s in the model\" (utils/dataclasses.py:2074-2078)",
-                         imp_str(cls), a->im->model.type, a->im->model.decoder, imp_str(cls));
+    if (imp_str(cls) && imp_check_wrap(a->im, ck, "transformer_layer_cls_to_wrap", imp_str(cls)))
+        return -1;
     if (imp_is(pol, "SIZE_BASED_WRAP"))
         imp_note(a->im, FATE_APPROX, kn,
                  "auto_wrap_policy SIZE_BASED_WRAP: its units are timed as one per decoder "
@@ -331,8 +327,7 @@ static int fsdp(struct ax *a)
                 v ? imp_fmt(a->im, "%s fsdp_config.reshard_after_forward", imp_at(a->im, kn))
                   : "FSDP2 without reshard_after_forward: false in transformers 5.x "
                     "(training_args.py:2750-2754)");
-        if (a->optimizer && strcmp(a->optimizer, "adam8bit") == 0 && a->optimizer_at &&
-            !imp_is(imp_get_key(a->root, "optimizer", NULL), "adamw_torch_8bit"))
+        if (a->optimizer && strcmp(a->optimizer, "adam8bit") == 0 && a->optimizer_at)
             return imp_error(a->im, a->optimizer_at,
                              "bitsandbytes 8-bit AdamW with FSDP2 (Axolotl refuses it: "
                              "utils/schemas/validation.py:1139-1153)");

@@ -99,6 +99,11 @@ static int precision(struct ds *d)
     }
     if ((be && imp_bool(d->im, be, &bon)) || (fe && imp_bool(d->im, fe, &fon)))
         return -1;
+    if (bon && fon)
+        return imp_error(d->im, fk,
+                         "fp16 and bf16 are both enabled; DeepSpeed refuses the pair (runtime/"
+                         "config.py: \"bfloat16 and fp16 modes cannot be simultaneously "
+                         "enabled\"): enable one");
     p = bon ? "bf16" : fon ? "fp16" : "fp32";
     if (d->tr->precision && strcmp(p, d->tr->precision) != 0)
         return imp_error(d->im,

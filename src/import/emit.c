@@ -138,6 +138,7 @@ static void write_entries(struct imp *im, FILE *f)
             k = dot + 1;
             d++;
         }
+        im->entries[e - im->entries].emit_off = ftell(f);
         line(f, d, e->commented, k, strlen(k), e->value, e->comment);
         prev = e->key;
     }

@@ -17,7 +17,7 @@
 
 static void print_parse_error(FILE *diag, const struct yt_error *e)
 {
-    diag_error(diag, e->mark, "%s", e->msg);
+    diag_error(diag, diag_unechoed_at_start(e->mark), "%s", e->msg);
     if (e->note_mark.src)
         diag_note(diag, e->note_mark, "%s", e->note);
 }
@@ -64,6 +64,8 @@ struct imp_file *imp_read(struct imp *im, const char *path, const char *role, bo
     if (!f->doc->root || f->doc->root->kind != YT_MAP) {
         struct diag_mark m = f->doc->root ? yt_mark(f->doc->root)
                                           : (struct diag_mark){ &f->doc->src, DIAG_NO_POS, 0 };
+
+        m.len = DIAG_NO_EXCERPT; /* not a config: its text is not echoed */
         diag_error(im->diag, m, "%s: expected a mapping of keys at the top, got %s", role,
                    yt_describe(f->doc->root));
         im->errors++;
@@ -131,7 +133,9 @@ const char *imp_at(struct imp *im, const struct yt_node *n)
         return "";
     base = strrchr(n->src->path, '/');
     diag_locate(n->src, n->off, &line, &col);
-    return imp_fmt(im, "%s:%d", base ? base + 1 : n->src->path, line);
+    im->last_at = n;
+    im->last_at_text = imp_fmt(im, "%s:%d", base ? base + 1 : n->src->path, line);
+    return im->last_at_text;
 }
 
 int imp_error(struct imp *im, const struct yt_node *n, const char *fmt, ...)
@@ -180,6 +184,8 @@ static void put(struct imp *im, const char *key, const char *value, const char *
     }
     e->value = arena_strdup(&im->a, value);
     e->comment = arena_strdup(&im->a, comment ? comment : "");
+    /* the key whose position the comment names (from() and the like call imp_at() just before) */
+    e->src = comment && im->last_at_text && strstr(comment, im->last_at_text) ? im->last_at : NULL;
     e->commented = commented;
 }
 

@@ -188,6 +188,7 @@ char *import_scenario(const struct import_request *rq, FILE *diag, size_t *len)
 {
     struct imp im;
     char *text = NULL;
+    size_t n = 0;
     int rc;
 
     memset(&im, 0, sizeof(im));
@@ -212,7 +213,13 @@ char *import_scenario(const struct import_request *rq, FILE *diag, size_t *len)
     if (rc == 0 && im.errors == 0 && rq->strict)
         rc = strict_pass(&im);
     if (rc == 0 && im.errors == 0)
-        text = imp_emit(&im, len);
+        text = imp_emit(&im, &n);
+    if (len)
+        *len = n;
+    if (text && imp_verify(&im, text, n)) {
+        free(text);
+        text = NULL;
+    }
     cfg_free_hw(im.hw);
     free(im.entries);
     free(im.notes);

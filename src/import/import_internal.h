@@ -42,8 +42,10 @@ struct imp_entry {
     const char *key;
     const char *value;
     const char *comment;
-    bool commented; /* written as a comment line (keys simtrain does not read yet) */
-    size_t seq;     /* insertion order, for ties */
+    bool commented;            /* written as a comment line (keys simtrain does not read yet) */
+    size_t seq;                /* insertion order, for ties */
+    const struct yt_node *src; /* the source key its comment names (imp_at), or NULL */
+    long emit_off;             /* byte offset of its line in the emitted text (emit.c) */
 };
 
 struct imp_file {
@@ -78,6 +80,8 @@ struct imp {
     int errors;
     bool workload_only; /* hf-config without --hardware: the text is a workload file */
     struct imp_model model;
+    const struct yt_node *last_at; /* the node imp_at() last named, and its text: a key */
+    const char *last_at_text;      /* whose comment holds that text comes from that node */
 };
 
 /* ---- files and diagnostics (imp.c) ----------------------------------------------------- */
@@ -154,6 +158,13 @@ int imp_num(struct imp *im, const struct yt_node *n, double *out);
 const struct yt_node *imp_get_key(const struct yt_node *map, const char *key,
                                   const struct yt_node **kn);
 
+/*
+ * Load the emitted text[0..len) as the loader will (scenario, or workload when workload_only)
+ * and, where it refuses a key the import wrote from a source key, report the refusal at that
+ * source key's line and column instead (verify.c). 0 when it loads; -1 after diagnostics.
+ */
+int imp_verify(struct imp *im, const char *text, size_t len);
+
 /* ---- the kinds ------------------------------------------------------------------------------ */
 
 /* config.json (hf_config.c): the workload, keys under `prefix` ("workload." or ""). */
@@ -212,7 +223,22 @@ int imp_from_set(struct imp *im, const char *key, const char *what);
 /* The training keys of a run whose sources say nothing about training (hf-config). */
 int imp_training_defaults(struct imp *im);
 
-/* Does `cls` name the decoder layer class of the imported model? (accelerate's wrap check) */
-bool imp_decoder_matches(const struct imp *im, const char *cls);
+/*
+ * What FSDP's transformer_layer_cls_to_wrap `cls` (names separated by commas) wraps in the
+ * imported model: accelerate looks for each name among all the model's submodules and raises
+ * when one is missing (utils/dataclasses.py:2074-2078). WRAP_DECODER: the decoder layer (or the
+ * model is unknown); WRAP_SUBMODULE: a class inside it (Axolotl's Mixtral QLoRA-FSDP example
+ * wraps MixtralSparseMoeBlock); WRAP_NONE: *bad receives the first name not in the model.
+ */
+enum imp_wrap {
+    WRAP_NONE,
+    WRAP_DECODER,
+    WRAP_SUBMODULE
+};
+enum imp_wrap imp_wrap_class(struct imp *im, const char *cls, const char **bad);
+
+/* imp_wrap_class() of key `at` (spelled `key`): an error for WRAP_NONE (-1), a note for
+ * WRAP_SUBMODULE (approximated: one FSDP unit per decoder layer), else 0. */
+int imp_check_wrap(struct imp *im, const struct yt_node *at, const char *key, const char *cls);
 
 #endif

@@ -37,7 +37,25 @@ static const char *from(struct meg *m, const char *name)
     return o ? imp_fmt(m->im, "%s %s", imp_at(m->im, o->key), o->key->text) : "";
 }
 
-/* An integer flag, or `deflt` (-1: required, with `why`). */
+/* Flags whose 0 means "none" (vpp, a stage's layers, a shared expert); the others count. */
+static bool zero_ok(const char *name)
+{
+    static const char *const zero[] = {
+        "num-virtual-stages-per-pipeline-rank", "num-layers-per-virtual-pipeline-stage",
+        "decoder-first-pipeline-num-layers",    "decoder-last-pipeline-num-layers",
+        "moe-shared-expert-intermediate-size",  "recompute-num-layers",
+    };
+
+    for (size_t i = 0; i < ARRAY_LEN(zero); i++)
+        if (strcmp(zero[i], name) == 0)
+            return true;
+    return false;
+}
+
+/*
+ * An integer flag, or `deflt` (-1: required, with `why`): 1 to 2^30 (0 too for zero_ok()
+ * flags), so that no product of two of them (vocab padding, degrees) can overflow.
+ */
 static int int_opt(struct meg *m, const char *name, long long deflt, long long *out)
 {
     struct meg_opt *o = opt(m, name);
@@ -49,7 +67,7 @@ static int int_opt(struct meg *m, const char *name, long long deflt, long long *
         *out = deflt;
         return 0;
     }
-    return imp_int(m->im, o->val, 0, 1LL << 40, out);
+    return imp_int(m->im, o->val, zero_ok(name) ? 0 : 1, 1LL << 30, out);
 }
 
 static int num_opt(struct meg *m, const char *name, double deflt, double *out)
@@ -138,7 +156,12 @@ static int shape(struct meg *m, long long *h, long long *heads)
                                               "--num-query-groups: 1 group (A:1434)")
               : "no --group-query-attention: multi-head attention (A:1183-1186)",
           gqa ? groups : *heads);
-    if (int_opt(m, "kv-channels", *heads ? *h / *heads : 0, &kvc))
+    if (!opt(m, "kv-channels") && *h % *heads)
+        return imp_error(m->im, opt(m, "num-attention-heads")->key,
+                         "--num-attention-heads %lld does not divide --hidden-size %lld (Megatron "
+                         "asserts it without --kv-channels: A:753-755)",
+                         *heads, *h);
+    if (int_opt(m, "kv-channels", *h / *heads, &kvc))
         return -1;
     put_w(m, "head_dim",
           opt(m, "kv-channels") ? from(m, "kv-channels") : "hidden / heads (A:753-755)", kvc);

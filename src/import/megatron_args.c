@@ -45,11 +45,18 @@ static struct yt_node *word(struct imp *im, const struct diag_src *src, size_t *
     start = i;
     while (i < n && !space(t[i])) {
         if (t[i] == '\'' || t[i] == '"') {
+            size_t open = i;
             char q = t[i++];
             while (i < n && t[i] != q)
                 buf[len++] = t[i++];
-            if (i < n)
-                i++;
+            if (i >= n) {
+                imp_error(im, yt_new_scalar(&im->a, src, "", 0, open, open + 1),
+                          "unterminated %s quote (a shell would wait for its end)",
+                          q == '"' ? "double" : "single");
+                *p = n;
+                return NULL;
+            }
+            i++;
             continue;
         }
         if (t[i] == '\\' && i + 1 < n && (t[i + 1] == '\n' || t[i + 1] == '\r'))
@@ -67,6 +74,8 @@ int meg_words(struct imp *im, const struct imp_file *f, struct meg_args *out)
     struct yt_node *w;
     size_t p = 0;
 
+    int before = im->errors;
+
     memset(out, 0, sizeof(*out));
     while ((w = word(im, src, &p))) {
         if (strchr(w->text, '$'))
@@ -77,5 +86,5 @@ int meg_words(struct imp *im, const struct imp_file *f, struct meg_args *out)
         grow_array((void **)&out->w, &out->cap, out->n + 1, sizeof(*out->w));
         out->w[out->n++] = w;
     }
-    return 0;
+    return im->errors > before ? -1 : 0;
 }

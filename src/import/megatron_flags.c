@@ -282,7 +282,9 @@ static size_t launcher(struct meg *m, const struct meg_args *a)
 
 int meg_read_flags(struct meg *m, const struct meg_args *a)
 {
-    for (size_t i = launcher(m, a); i < a->n; i++) {
+    size_t first = launcher(m, a);
+
+    for (size_t i = first; i < a->n; i++) {
         const struct yt_node *w = a->w[i];
         const char *t = w->text, *eq = strchr(t, '=');
         bool dash = strncmp(t, "--", 2) == 0;
@@ -291,6 +293,16 @@ int meg_read_flags(struct meg *m, const struct meg_args *a)
         const struct meg_flag *f = find(name, len, !dash);
         const struct yt_node *val = NULL;
 
+        if (!dash && !eq && i == first) { /* not an arguments file: its text is not echoed */
+            struct diag_mark at = yt_mark(w);
+
+            at.len = DIAG_NO_EXCERPT;
+            diag_error(m->im->diag, at,
+                       "not a file of Megatron-LM arguments: its first word is neither a --flag "
+                       "nor a NeMo key=value");
+            m->im->errors++;
+            return -1;
+        }
         if (!dash && !eq)
             return imp_error(m->im, w, "'%s' is neither a --flag nor a NeMo key=value", t);
         if (!f) {
@@ -316,7 +328,16 @@ int meg_read_flags(struct meg *m, const struct meg_args *a)
                 return imp_error(m->im, w, "--%s needs a value", f->name);
             val = a->w[++i];
         }
-        m->opts[f - flags] = (struct meg_opt){ f, w, val }; /* argparse keeps the last */
+        if (m->opts[f - flags].key) {
+            int line, col;
+
+            diag_locate(m->opts[f - flags].key->src, m->opts[f - flags].key->off, &line, &col);
+            return imp_error(m->im, w,
+                             "--%s given twice (first at line %d:%d); argparse would keep the "
+                             "last silently: give it once",
+                             f->name, line, col);
+        }
+        m->opts[f - flags] = (struct meg_opt){ f, w, val };
     }
     return 0;
 }

@@ -83,9 +83,54 @@ const char *imp_resolve_path(struct imp *im, const char *name, const struct imp_
     return NULL;
 }
 
-bool imp_decoder_matches(const struct imp *im, const char *cls)
+/*
+ * Is `name` a class inside the decoder layer `decoder` ("MixtralDecoderLayer"): the model's
+ * prefix and the suffix of a submodule Hugging Face's decoder layers hold (attention, MLP,
+ * MoE block and experts, norms)?
+ */
+static bool submodule_of(const char *name, size_t len, const char *decoder)
 {
-    return !im->model.known || !im->model.decoder || strcmp(cls, im->model.decoder) == 0;
+    static const char *const suffix[] = {
+        "Attention",          "SdpaAttention", "FlashAttention2", "MLP",       "SparseMoeBlock",
+        "BlockSparseTop2MLP", "Experts",       "RMSNorm",         "LayerNorm",
+    };
+    const char *end = strstr(decoder, "DecoderLayer");
+    size_t plen = end ? (size_t)(end - decoder) : 0;
+
+    if (!plen || len <= plen || strncmp(name, decoder, plen) != 0)
+        return false;
+    for (size_t i = 0; i < ARRAY_LEN(suffix); i++)
+        if (strlen(suffix[i]) == len - plen && strncmp(name + plen, suffix[i], len - plen) == 0)
+            return true;
+    return false;
+}
+
+enum imp_wrap imp_wrap_class(struct imp *im, const char *cls, const char **bad)
+{
+    enum imp_wrap w = WRAP_DECODER;
+    const char *p = cls;
+
+    *bad = NULL;
+    if (!im->model.known || !im->model.decoder)
+        return WRAP_DECODER;
+    while (*p) { /* accelerate splits the names at commas and looks for each in the model */
+        size_t len = strcspn(p, ","), lead = strspn(p, " ");
+        const char *name = p + lead;
+        size_t n = len > lead ? len - lead : 0;
+
+        while (n && name[n - 1] == ' ')
+            n--;
+        if (n == strlen(im->model.decoder) && strncmp(name, im->model.decoder, n) == 0)
+            ;
+        else if (submodule_of(name, n, im->model.decoder))
+            w = WRAP_SUBMODULE;
+        else {
+            *bad = imp_fmt(im, "%.*s", (int)n, name);
+            return WRAP_NONE;
+        }
+        p += len + (p[len] == ',');
+    }
+    return w;
 }
 
 const char *imp_set_value(const struct imp *im, const char *key)
@@ -162,5 +207,24 @@ int imp_training_defaults(struct imp *im)
     }
     imp_put(im, "training.model_code", "hf", "a Hugging Face model: transformers' modules");
     imp_put_framework(im, "hf", "a Hugging Face model");
+    return 0;
+}
+
+int imp_check_wrap(struct imp *im, const struct yt_node *at, const char *key, const char *cls)
+{
+    const char *bad = NULL;
+    enum imp_wrap w = imp_wrap_class(im, cls, &bad);
+
+    if (w == WRAP_NONE)
+        return imp_error(im, at,
+                         "%s '%s' is not a class of this %s model (its decoder layer is %s): "
+                         "accelerate raises \"Could not find the transformer layer class %s in "
+                         "the model\" (utils/dataclasses.py:2074-2078)",
+                         key, bad, im->model.type, im->model.decoder, bad);
+    if (w == WRAP_SUBMODULE)
+        imp_note(im, FATE_APPROX, at,
+                 "%s '%s' wraps modules inside the decoder layer: timed as one FSDP unit per "
+                 "decoder layer",
+                 key, cls);
     return 0;
 }

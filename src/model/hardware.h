@@ -138,4 +138,17 @@ struct hardware {
 
 const char *arch_name(enum gpu_arch a);
 
+/*
+ * The rate of one GPU's copy between its memory and the host's (optimizer and activation
+ * offload): its PCIe link, and at most its share of the host DRAM, since the copies of offload
+ * run on all `gpus` of the job on a node at once (each byte crosses DRAM once). bytes/s.
+ */
+static inline double hw_host_copy_Bps(const struct hardware *hw, int gpus)
+{
+    int on_node = gpus < hw->gpus_per_node ? gpus : hw->gpus_per_node;
+    double share = on_node > 0 ? hw->host.mem_bw_Bps / on_node : 0;
+
+    return share > 0 && share < hw->pcie.bw_Bps ? share : hw->pcie.bw_Bps;
+}
+
 #endif

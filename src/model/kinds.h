@@ -36,6 +36,7 @@ enum time_cat {
     TC_COMM_PP,
     TC_COMM_DP,
     TC_OFFLOAD, /* PCIe transfers and host optimizer work of CPU offload */
+    TC_HOST,    /* the framework's CPU issuing work: the GPU waits for it (host-bound) */
     TC_IDLE,    /* nothing running: pipeline bubble, waiting for peers */
     TC_COUNT
 };

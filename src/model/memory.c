@@ -18,6 +18,12 @@
  * 8-bit Adam (bitsandbytes): uint8 state1 and state2 plus one fp32 absmax per
  * 256-element block for each: 2 + 2 * 4 / 256 = 2.03125 B (BNB optimizer.py,
  * blocksize 256; formulas.md §2.8).
+ * torchao's low-bit AdamW (pytorch/ao torchao/optim/subclass_8bit.py, subclass_4bit.py,
+ * subclass_fp8.py: OptimState*.zeros(); block sizes from torchao/optim/README.md and adam.py):
+ * each of m and v is a codes tensor plus one fp32 scale per block. AdamW8bit: 1 B uint8 codes
+ * + 4 B per 256, 2 x 1.015625 = 2.03125 B; AdamWFp8: float8_e4m3fn codes, the same 2.03125 B;
+ * AdamW4bit: two 4-bit codes packed per uint8 (0.5 B) + 4 B per 128, 2 x 0.53125 = 1.0625 B.
+ * (Tensors under 4,096 elements keep fp32 states: norms and biases, left out here.)
  * SGD with momentum: one momentum buffer (torch.optim.SGD clones the gradient:
  * fp32 under mixed precision, else the parameter dtype).
  * Adafactor: factored second moment (row and column statistics), no first
@@ -28,7 +34,11 @@ static double optim_bytes(const struct scenario *s, double param_bytes)
 {
     switch (s->train.optimizer) {
     case OPT_ADAM8BIT:
+    case OPT_TORCHAO_ADAMW8BIT:
+    case OPT_TORCHAO_ADAMWFP8:
         return 2.0 + 2.0 * 4.0 / 256.0;
+    case OPT_TORCHAO_ADAMW4BIT:
+        return 2.0 * (0.5 + 4.0 / 128.0);
     case OPT_SGD:
         return s->train.master_weights ? 4.0 : param_bytes;
     case OPT_ADAFACTOR:

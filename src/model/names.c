@@ -39,7 +39,9 @@ const char *recompute_name(enum recompute r)
 
 const char *optimizer_name(enum optimizer_kind o)
 {
-    static const char *const n[] = { "adamw", "adam8bit", "sgd", "adafactor" };
+    static const char *const n[] = { "adamw",           "adam8bit",          "sgd",
+                                     "adafactor",       "torchao_adamw8bit", "torchao_adamw4bit",
+                                     "torchao_adamwfp8" };
     return NAME_OF(n, o);
 }
 

@@ -37,6 +37,13 @@ int pp_partition(int layers, int pp, int v, int first, int last, int *out, char 
         }
     } else {
         share = rest / (pp - given);
+        if (share == 0) {
+            snprintf(reason, reason_len,
+                     "first and last stage layers (%d + %d) of %d layers leave the other %d "
+                     "pipeline stage%s without a layer",
+                     first, pp > 1 ? last : 0, layers, pp - given, pp - given > 1 ? "s" : "");
+            return -1;
+        }
         if (rest % (pp - given)) {
             snprintf(reason, reason_len, "%d layers do not split evenly over %d pipeline stages",
                      rest, pp - given);

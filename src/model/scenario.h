@@ -24,7 +24,10 @@ enum optimizer_kind {
     OPT_ADAMW,
     OPT_ADAM8BIT, /* bitsandbytes block-wise 8-bit Adam */
     OPT_SGD,      /* with momentum */
-    OPT_ADAFACTOR
+    OPT_ADAFACTOR,
+    OPT_TORCHAO_ADAMW8BIT, /* torchao AdamW8bit: uint8 codes, fp32 scale per 256 (memory.c) */
+    OPT_TORCHAO_ADAMW4BIT, /* torchao AdamW4bit: packed 4-bit codes, fp32 scale per 128 */
+    OPT_TORCHAO_ADAMWFP8   /* torchao AdamWFp8: float8_e4m3fn codes, fp32 scale per 256 */
 };
 
 /*
@@ -338,6 +341,24 @@ struct nccl_cfg {
 
 struct sim_budget; /* engine/sim.h */
 
+/*
+ * What the training framework's CPU thread spends issuing a step, per operation class
+ * (the frameworks/ profiles set them with their sources; workload_host.c counts the operations;
+ * docs/host.md). The engine runs the issue on a host stream per rank (prog.h ST_HOST).
+ */
+struct host_cfg {
+    sim_time kernel_launch;      /* per kernel an eager job launches, ns */
+    sim_time autograd_node;      /* per autograd node: created in forward, run in backward, ns */
+    sim_time python_op;          /* per Python-level op without a kernel (views, splits), ns */
+    sim_time rng_fork;           /* per tensor-parallel RNG tracker fork (get/set state), ns */
+    sim_time checkpoint_region;  /* per activation-checkpointed layer: save, re-enter, ns */
+    sim_time collective_enqueue; /* per collective call (ProcessGroupNCCL enqueue), ns */
+    sim_time step;               /* per step at the optimizer: overflow / grad-norm reads, ns */
+    bool p2p_sync;               /* the CPU waits for each pipeline receive (cuda sync) */
+    double jitter;               /* per-rank host speed spread (coefficient of variation) */
+    int seed;                    /* of the per-rank host speeds */
+};
+
 struct sim_cfg {
     int straggler_rank;        /* -1 = none; with --ranks all, this rank runs slower */
     double straggler_slowdown; /* compute time multiplier for the straggler, >= 1 */
@@ -421,6 +442,7 @@ struct scenario {
     struct fsdp_cfg fsdp;
     struct nccl_cfg nccl;
     struct sim_cfg sim;
+    struct host_cfg host;
     unsigned given;         /* values with derived defaults that were set explicitly
                                (enum cfg_given bits, config/schema.h) */
     struct fw_state fw;     /* training.framework's profile, as applied */

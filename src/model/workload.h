@@ -140,6 +140,15 @@ struct shard {
     enum dtype dt; /* activation / matmul dtype */
 };
 
+/* The passes over a layer the host issues (layer_cost.host). */
+enum host_pass {
+    HOST_FWD,       /* forward with autograd */
+    HOST_FWD_CKPT,  /* forward of a checkpointed layer (no_grad inside the checkpoint) */
+    HOST_RECOMPUTE, /* its recomputation in backward */
+    HOST_BWD,       /* backward */
+    HOST_PASSES
+};
+
 struct layer_cost {
     struct op ops[MAX_OPS];
     int nops;
@@ -155,8 +164,7 @@ struct layer_cost {
     double tp_bytes;                  /* size of one TP collective (b*s*h), bytes */
     double moe_a2a_bytes;             /* MoE: bytes one all-to-all dispatch moves per rank */
     double bwd_transient;             /* bytes of the MLP backward's activation gradients */
-    sim_time host[2]
-                 [PART_COUNT]; /* host time to issue [forward, backward][part] (workload_host.c) */
+    sim_time host[HOST_PASSES][PART_COUNT]; /* host time to issue a part (workload_host.c), ns */
 };
 
 struct edge_cost { /* embedding (first stage) or head + loss (last stage) */
@@ -199,20 +207,19 @@ void workload_head(const struct scenario *s, const struct shard *sh, struct edge
  */
 bool workload_eager(const struct scenario *s);
 
-/* ---- host time (workload_host.c: the CPU issuing a layer, host-bound parts) ---- */
+/* ---- host time (workload_host.c: the CPU issuing a layer) ---- */
 
 /*
- * Host time to issue part `part` of a layer in forward (`bwd` false) or backward, with the
- * layer's operators `lc` (kernel counts from their kinds) on scenario `s`. ns.
+ * Host (CPU) time to issue part `part` of a layer in pass `pass` (enum host_pass), with the
+ * layer's operators `lc` (kernel and autograd-node counts from their kinds) and the scenario's
+ * host costs per operation class (struct host_cfg). The engine runs it on the rank's host
+ * stream ahead of the part's kernels (strategy/layer.c). ns.
  */
 sim_time workload_host_time(const struct scenario *s, const struct layer_cost *lc, int part,
-                            bool bwd);
+                            int pass);
 
-/*
- * Stretch each layer part whose host time exceeds its GPU time (fwd, dgrad + wgrad) to the
- * host time, scaling its operators' durations alike; records the host times in lc.
- */
-void workload_host_bound(const struct scenario *s, struct layer_cost *lc);
+/* Fill lc->host for every part and pass. */
+void workload_host_times(const struct scenario *s, struct layer_cost *lc);
 
 /*
  * Duration of an optimizer step over `params` parameters of this rank moving

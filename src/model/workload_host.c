@@ -1,16 +1,17 @@
 /*
- * workload_host.c - the CPU time that issues a layer's work, and the layer parts it makes
- * host-bound.
+ * workload_host.c - the CPU time that issues a layer's work (per part and pass) and the
+ * optimizer's launches.
  *
  * A PyTorch job issues every kernel and collective from one host thread, asynchronously: as
- * long as the host is ahead, its cost hides behind the GPU; when a part of a layer takes
- * less GPU time than the host needs to issue it (small models, thin layers, fast GPUs), the
- * GPU waits and the part takes the host's time. The model compares the two per layer part
- * (attention, MLP) and direction (forward, backward) and stretches the part's kernels to the
- * host time where it is longer (workload_layer(); declared in workload.h). What the host spends,
- * per kernel, per collective call and per FSDP unit:
+ * long as the host is ahead, its cost hides behind the GPU; when a layer takes less GPU time
+ * than the host needs to issue it (small models, thin layers, fast GPUs), the GPU waits. This
+ * file computes the host's time per layer part and pass (struct host_cfg's cost per operation
+ * class times the part's operations); strategy/layer.c puts it on the rank's host stream ahead
+ * of the layer's kernels and the engine lets the two overlap (docs/host.md). What the host
+ * spends, per kernel, per collective call and per FSDP unit (the defaults; profiles add the
+ * framework's autograd, Python, RNG-fork and checkpoint costs):
  *
- *   eager PyTorch, per kernel   efficiency.host_kernel (default 4 us: the PyTorch eager
+ *   eager PyTorch, per kernel   host.kernel_launch (default 4 us: the PyTorch eager
  *                               per-op overhead on CUDA, pytorch/pytorch #82793, a dispatch-
  *                               bound A100 run; a bare cuLaunchKernel is 3.0 us,
  *                               meta-pytorch/tritonbench PR #1017)
@@ -21,8 +22,8 @@
  *                               its residual, an activation with its neighbours), plus one
  *                               compiled-region call per part and direction, 44 us (guards,
  *                               device guard and launch, same table)
- *   a collective call           host_kernel x 8 (ProcessGroupNCCL's enqueue: 35 us with the
- *                               current stream, 70 us without, for one all-reduce,
+ *   a collective call           host.collective_enqueue, 32 us (ProcessGroupNCCL's
+ *                               enqueue: 35 us with the current stream, 70 us without, for one all-reduce,
  *                               pytorch/pytorch PR #147820, measured on ROCm: the order of
  *                               magnitude only)
  *   an FSDP1 unit               per parameter tensor 10.7 us to unshard, 6.9 us to reshard,
@@ -46,7 +47,6 @@
 
 #define INDUCTOR_KERNEL_NS 6800  /* tritonbench PR #1017: CachingAutotuner.run, 0 args */
 #define INDUCTOR_REGION_NS 44300 /* the same table: one compiled-graph call */
-#define COLL_CALL_KERNELS  8     /* ProcessGroupNCCL enqueue ~35 us = 8 x 4 us (PR #147820) */
 #define FSDP_UNSHARD_NS    10700 /* per parameter tensor (PR #96958: 4.268 ms / 400) */
 #define FSDP_RESHARD_NS    6900  /* ~2.75 ms / 400 */
 #define FSDP_WRITEBACK_NS  2700  /* 1.071 ms / 400 */
@@ -119,10 +119,41 @@ static bool fsdp1(const struct scenario *s)
            (sh == SHARD_FSDP || sh == SHARD_FSDP_GRAD_OP || sh == SHARD_HSDP);
 }
 
-sim_time workload_host_time(const struct scenario *s, const struct layer_cost *lc, int part,
-                            bool bwd)
+/*
+ * Python-level operations without a kernel of their own per layer part, forward and backward:
+ * tensor views, transposes, splits, the module calls and the autograd Functions written in
+ * Python (Megatron's mappings around the TP collectives, the fused softmax, bias-GeLU and
+ * bias-dropout-add wrappers) whose backward runs Python again. Counted in Megatron-LM
+ * megatron/model/transformer.py (ParallelAttention.forward, ParallelMLP.forward,
+ * ParallelTransformerLayer.forward; the pre-Core modules Megatron-DeepSpeed keeps) and, for
+ * the other model codes, in transformers' modeling_llama.py / LitGPT's model.py: an estimate
+ * of the relative weight of the parts; the cost per op is the profile's (host.python_op).
+ */
+static int python_ops(const struct scenario *s, int part, bool bwd)
 {
-    double k = (double)s->hw.eff.host_kernel, t = 0;
+    bool megatron = scenario_model_code(s) == CODE_MEGATRON;
+
+    if (bwd)
+        return part == PART_ATTN ? (megatron ? 4 : 2) : (megatron ? 2 : 1);
+    return part == PART_ATTN ? (megatron ? 16 : 12) : (megatron ? 6 : 4);
+}
+
+/* Operators of one part: each is one autograd node (a Function created forward, run backward). */
+static int autograd_nodes(const struct layer_cost *lc, int part)
+{
+    int n = 0;
+
+    for (int i = 0; i < lc->nops; i++)
+        n += lc->ops[i].part == part;
+    return n;
+}
+
+sim_time workload_host_time(const struct scenario *s, const struct layer_cost *lc, int part,
+                            int pass)
+{
+    const struct host_cfg *h = &s->host;
+    bool bwd = pass == HOST_BWD, ckpt = pass == HOST_FWD_CKPT || pass == HOST_RECOMPUTE;
+    double k = (double)h->kernel_launch, t = 0;
     int gemm = 0, mem = 0, i, n;
 
     for (i = 0; i < lc->nops; i++)
@@ -132,49 +163,30 @@ sim_time workload_host_time(const struct scenario *s, const struct layer_cost *l
         t = gemm * (double)INDUCTOR_KERNEL_NS + ceil(mem / 2.0) * INDUCTOR_KERNEL_NS +
             INDUCTOR_REGION_NS;
     else
-        t = (gemm + mem) * k;
-    t += coll_calls(s, part, bwd) * COLL_CALL_KERNELS * k;
+        t = (gemm + mem) * k + python_ops(s, part, bwd) * (double)h->python_op;
+    /* the forward of a checkpointed layer runs under no_grad: no autograd nodes */
+    if (pass != HOST_FWD_CKPT && !s->train.compile)
+        t += autograd_nodes(lc, part) * (double)h->autograd_node;
+    /* Megatron forks the TP RNG tracker around the attention dropout, whatever tp */
+    if (part == PART_ATTN && !bwd && s->model.dropout && scenario_model_code(s) == CODE_MEGATRON)
+        t += (double)h->rng_fork;
+    if (part == PART_ATTN && ckpt) /* the checkpoint function: entered, then re-entered */
+        t += (double)h->checkpoint_region;
+    t += coll_calls(s, part, bwd) * (double)h->collective_enqueue;
     /* FSDP1 unit = the layer: its bookkeeping on the part that starts it in each direction */
     if (fsdp1(s) && part == (bwd ? PART_MLP : PART_ATTN)) {
         n = param_tensors(s, PART_ATTN) + param_tensors(s, PART_MLP);
         t += n * (double)(FSDP_UNSHARD_NS + FSDP_RESHARD_NS + (bwd ? FSDP_WRITEBACK_NS : 0));
-        t += (bwd ? 2 : 1) * COLL_CALL_KERNELS * k;
+        t += (bwd ? 2 : 1) * (double)h->collective_enqueue;
     }
     return (sim_time)ceil(t);
 }
 
-/* Scale the `bwd` durations of part `part`'s operators by f. */
-static void stretch(struct layer_cost *lc, int part, bool bwd, double f)
-{
-    for (int i = 0; i < lc->nops; i++) {
-        struct op *o = &lc->ops[i];
-        if (o->part != part)
-            continue;
-        if (bwd) {
-            o->t_dgrad = (sim_time)ceil((double)o->t_dgrad * f);
-            o->t_wgrad = (sim_time)ceil((double)o->t_wgrad * f);
-        } else {
-            o->t_fwd = (sim_time)ceil((double)o->t_fwd * f);
-        }
-    }
-}
-
-void workload_host_bound(const struct scenario *s, struct layer_cost *lc)
+void workload_host_times(const struct scenario *s, struct layer_cost *lc)
 {
     for (int part = 0; part < PART_COUNT; part++)
-        for (int bwd = 0; bwd < 2; bwd++) {
-            sim_time host = workload_host_time(s, lc, part, bwd);
-            sim_time gpu = 0;
-
-            for (int i = 0; i < lc->nops; i++) {
-                const struct op *o = &lc->ops[i];
-                if (o->part == part)
-                    gpu = time_add(gpu, bwd ? time_add(o->t_dgrad, o->t_wgrad) : o->t_fwd);
-            }
-            lc->host[bwd][part] = host;
-            if (gpu > 0 && host > gpu)
-                stretch(lc, part, bwd, (double)host / (double)gpu);
-        }
+        for (int pass = 0; pass < HOST_PASSES; pass++)
+            lc->host[pass][part] = workload_host_time(s, lc, part, pass);
 }
 
 #define OPT_LOOP_KERNELS 9  /* AdamW one op at a time: memory.c memory_optimizer_traffic() */

@@ -532,7 +532,7 @@ void workload_layer_variant(const struct scenario *s, const struct shard *sh, bo
         c.window = workload_window_share(sh->s, s->model.window);
     attention_ops(&c, sh, out);
     mlp_ops(&c, moe, out);
-    workload_host_bound(s, out);
+    workload_host_times(s, out);
     for (i = 0; i < out->nops; i++) {
         const struct op *o = &out->ops[i];
         out->fwd[o->part] = time_add(out->fwd[o->part], o->t_fwd);

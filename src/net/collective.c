@@ -85,6 +85,10 @@ struct place {
     const char *path;
 };
 
+/* The one-way network latency NCCL's NET latency constants stand for: network.latency's
+   default (config/schema.c), ns. */
+#define NET_TABLE_LATENCY_NS 2000.0
+
 static const char *intra_path(const struct hardware *hw, int ppn)
 {
     int gps = hw->pcie.gpus_per_switch > 1 ? hw->pcie.gpus_per_switch : 1;
@@ -108,10 +112,14 @@ static void place_group(const struct hardware *hw, const struct comm_group *g, s
     pl->path = intra_path(hw, g->ppn);
     if (g->nnodes <= 1)
         return;
+    /* NCCL's NET latencies (nccl_tables.c hw_lat) are its tuner's constants for a fabric of
+       the key's default one-way latency; a slower or faster fabric moves each network step by
+       the difference (assumption: the constants hold the fabric's share at 2 us) */
+    pl->extra_us = ((double)net->latency - NET_TABLE_LATENCY_NS) / 1e3;
     pl->spine = levels >= 2 && (!net->rail_optimized || !g->rail_aligned);
     if (pl->spine) {
         pl->net_scale = net->oversubscription > 1 ? 1 / net->oversubscription : 1;
-        pl->extra_us = 2.0 * (levels - 1) * (double)net->hop_latency / 1e3;
+        pl->extra_us += 2.0 * (levels - 1) * (double)net->hop_latency / 1e3;
     }
     if (hw->nvlink.bw_Bps > 0)
         pl->path =

@@ -484,6 +484,7 @@ static void tune_lat(const struct tune_ctx *c, struct nccl_model *m, enum coll_a
     double inter = hw_lat[HW_NET][m->ppn == 1 && a == ALGO_RING ? ALGO_TREE : a][p];
 
     inter += c->extra_inter_us * (p == PROTO_SIMPLE ? 2 : 1); /* latencyInter, + flush */
+    inter = MAX(inter, 0);                                    /* a fabric faster than 2 us */
     if (a == ALGO_RING) {
         if (m->op == COLL_BROADCAST || m->op == COLL_REDUCE) {
             if (m->nnodes == 1) /* sameChannels */

@@ -713,6 +713,15 @@ int prog_compute(struct prog *p, int stream, int tcat, sim_time dur, int label, 
     return prog_add(p, &t);
 }
 
+int prog_host(struct prog *p, int tcat, sim_time dur, int label, int mb)
+{
+    struct task t = task_init(TASK_HOST, ST_HOST, tcat, label, mb);
+
+    assert(dur >= 0);
+    t.dur = dur;
+    return prog_add(p, &t);
+}
+
 int prog_coll(struct prog *p, int stream, int tcat, int comm, int op, double bytes, int label,
               int mb)
 {
@@ -817,7 +826,7 @@ const char *tcat_name(int tcat)
 {
     static const char *const n[] = { "forward", "backward", "recompute", "optimizer",
                                      "tp comm", "cp comm",  "ep comm",   "pp comm",
-                                     "dp comm", "offload",  "idle" };
+                                     "dp comm", "offload",  "host",      "idle" };
     return NAME_OF(n, tcat);
 }
 

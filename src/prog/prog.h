@@ -235,6 +235,8 @@ int prog_seg_stamp(struct prog *p, int seg, const int ext[PROG_SEG_EXT], int arg
 
 /* Convenience constructors; each returns the new task's index. */
 int prog_compute(struct prog *p, int stream, int tcat, sim_time dur, int label, int mb);
+/* Host CPU work of `dur` ns on ST_HOST (the framework's issue, a CPU optimizer step). */
+int prog_host(struct prog *p, int tcat, sim_time dur, int label, int mb);
 int prog_coll(struct prog *p, int stream, int tcat, int comm, int op, double bytes, int label,
               int mb);
 int prog_mark(struct prog *p, int stream, int label);

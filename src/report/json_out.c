@@ -11,6 +11,7 @@
 #include "base/files.h"
 #include "base/util.h"
 #include "report/report.h"
+#include "report/band.h"
 #include "model/layout.h"
 #include "model/workload.h"
 
@@ -145,6 +146,43 @@ static void totals_json(cJSON *res, const struct run *r)
         cJSON_AddNumberToObject(o, "energy_J", t->energy_J);
 }
 
+/* result.step_time_interval_s and result.interval_basis (band.h). */
+static void interval_json(cJSON *res, const struct run *r)
+{
+    struct band b;
+    cJSON *basis, *regime, *relaxed;
+
+    band_lookup(r->s, r->step_s, &b);
+    if (b.found) {
+        cJSON *iv = cJSON_AddArrayToObject(res, "step_time_interval_s");
+        cJSON_AddItemToArray(iv, cJSON_CreateNumber(b.lo_s));
+        cJSON_AddItemToArray(iv, cJSON_CreateNumber(b.hi_s));
+    } else {
+        cJSON_AddNullToObject(res, "step_time_interval_s");
+    }
+    basis = obj(res, "interval_basis");
+    if (b.found)
+        cJSON_AddStringToObject(basis, "set", b.sets);
+    else
+        cJSON_AddNullToObject(basis, "set");
+    regime = obj(basis, "regime");
+    relaxed = cJSON_AddArrayToObject(basis, "not_matched");
+    for (int d = 0; d < BD_COUNT; d++) {
+        cJSON_AddStringToObject(regime, band_dim_name((enum band_dim)d), b.regime.word[d]);
+        if (b.relaxed & (1u << d))
+            cJSON_AddItemToArray(relaxed, cJSON_CreateString(band_dim_name((enum band_dim)d)));
+    }
+    cJSON_AddNumberToObject(basis, "n", b.n);
+    if (b.found) {
+        cJSON_AddNumberToObject(basis, "p10_measured_over_predicted", b.q10);
+        cJSON_AddNumberToObject(basis, "p90_measured_over_predicted", b.q90);
+    } else {
+        char why[256];
+        band_basis_text(&b, why, sizeof(why));
+        cJSON_AddStringToObject(basis, "none_because", why);
+    }
+}
+
 static cJSON *build(const struct run *r)
 {
     cJSON *root = cJSON_CreateObject(), *res, *ranks, *colls;
@@ -156,6 +194,7 @@ static cJSON *build(const struct run *r)
     framework_json(root, r->s);
     res = obj(root, "result");
     cJSON_AddNumberToObject(res, "step_time_s", r->step_s);
+    interval_json(res, r);
     cJSON_AddNumberToObject(res, "tokens_per_step", r->tokens_per_step);
     cJSON_AddNumberToObject(res, "tokens_per_s", r->tokens_per_s);
     cJSON_AddNumberToObject(res, "tokens_per_s_per_gpu", r->tokens_per_s_per_gpu);

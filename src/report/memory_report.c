@@ -55,6 +55,12 @@ static const char *optimizer_text(const struct scenario *s)
     switch (s->train.optimizer) {
     case OPT_ADAM8BIT:
         return "8-bit Adam: 2 x 1 B + fp32 absmax per 256 = 2.03 B/param";
+    case OPT_TORCHAO_ADAMW8BIT:
+        return "torchao 8-bit AdamW: 2 x 1 B + fp32 scale per 256 = 2.03 B/param";
+    case OPT_TORCHAO_ADAMWFP8:
+        return "torchao FP8 AdamW: 2 x 1 B e4m3 + fp32 scale per 256 = 2.03 B/param";
+    case OPT_TORCHAO_ADAMW4BIT:
+        return "torchao 4-bit AdamW: 2 x 0.5 B + fp32 scale per 128 = 1.06 B/param";
     case OPT_SGD:
         return s->train.master_weights ? "SGD momentum, fp32: 4 B/param"
                                        : "SGD momentum in the parameter dtype";
@@ -249,6 +255,7 @@ static void print_time(FILE *f, const struct run *r)
         { "optimizer", TC_OPTIMIZER, TC_OPTIMIZER },
         { "exposed communication", TC_COMM_TP, TC_COMM_DP },
         { "offload", TC_OFFLOAD, TC_OFFLOAD },
+        { "host-bound", TC_HOST, TC_HOST },
         { "idle", TC_IDLE, TC_IDLE },
     };
     const double *bd = run_metrics(r)->breakdown_s;

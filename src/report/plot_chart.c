@@ -22,7 +22,7 @@ const char *const chart_tcat_color[TC_COUNT] = {
     [TC_FWD] = "#4477aa",       [TC_BWD] = "#228833",     [TC_RECOMPUTE] = "#ee7733",
     [TC_OPTIMIZER] = "#777777", [TC_COMM_TP] = "#cc3311", [TC_COMM_CP] = "#ee3377",
     [TC_COMM_EP] = "#aa7744",   [TC_COMM_PP] = "#aa3377", [TC_COMM_DP] = "#33bbee",
-    [TC_OFFLOAD] = "#999933",   [TC_IDLE] = "#dddddd",
+    [TC_OFFLOAD] = "#999933",   [TC_HOST] = "#aa4499",    [TC_IDLE] = "#dddddd",
 };
 
 const char *const chart_mcat_color[MC_COUNT] = {
@@ -36,7 +36,7 @@ const char *const chart_tcat_label[TC_COUNT] = {
     [TC_FWD] = "forward",         [TC_BWD] = "backward",    [TC_RECOMPUTE] = "recompute",
     [TC_OPTIMIZER] = "optimizer", [TC_COMM_TP] = "TP comm", [TC_COMM_CP] = "CP comm",
     [TC_COMM_EP] = "EP comm",     [TC_COMM_PP] = "PP comm", [TC_COMM_DP] = "DP comm",
-    [TC_OFFLOAD] = "offload",     [TC_IDLE] = "idle",
+    [TC_OFFLOAD] = "offload",     [TC_HOST] = "host-bound", [TC_IDLE] = "idle",
 };
 
 /* ---- files --------------------------------------------------------------------------- */

@@ -115,6 +115,7 @@ enum lane {
     LANE_GATHER,
     LANE_PP,
     LANE_OFFLOAD,
+    LANE_HOST,
     LANE_COUNT
 };
 
@@ -135,8 +136,9 @@ static int lane_of(int stream)
         return LANE_GATHER;
     case ST_H2D:
     case ST_D2H:
-    case ST_HOST:
         return LANE_OFFLOAD;
+    case ST_HOST:
+        return LANE_HOST;
     default:
         return LANE_PP;
     }
@@ -176,8 +178,8 @@ static size_t merge_boxes(struct box *b, size_t n, sim_time gap, bool keep_mb)
 
 #define MAX_TIMELINE_RANKS 8
 
-static const char *const lane_name[LANE_COUNT] = { "compute",   "TP",        "CP", "EP",
-                                                   "DP reduce", "DP gather", "PP", "offload" };
+static const char *const lane_name[LANE_COUNT] = { "compute",   "TP", "CP",      "EP",  "DP reduce",
+                                                   "DP gather", "PP", "offload", "host" };
 
 /*
  * The boxes of the first nranks stages' ranks (ri_of[]), lane = k * LANE_COUNT

@@ -13,6 +13,7 @@
 #include "model/cost.h"
 #include "model/layout.h"
 #include "model/workload.h"
+#include "report/band.h"
 
 static void fmt_bytes(double b, char *buf, size_t n)
 {
@@ -155,23 +156,36 @@ static void config_section(FILE *f, const struct scenario *s)
     framework_line(f, s);
 }
 
+/* The step time's interval from the validation residuals of its regime (band.h). */
+static void interval_line(FILE *f, const struct run *r)
+{
+    struct band b;
+    char range[64], basis[320];
+
+    band_lookup(r->s, r->step_s, &b);
+    band_fmt(&b, range, sizeof(range));
+    band_basis_text(&b, basis, sizeof(basis));
+    if (b.found)
+        fprintf(f,
+                "  interval    %s   8 in 10 measured runs like it, scaled to this prediction\n"
+                "              %s\n",
+                range, basis);
+    else
+        fprintf(f, "  interval    none, %s\n", basis);
+}
+
 static void time_section(FILE *f, const struct run *r)
 {
     static const int order[] = { TC_FWD,     TC_BWD,     TC_RECOMPUTE, TC_OPTIMIZER,
                                  TC_COMM_TP, TC_COMM_CP, TC_COMM_EP,   TC_COMM_PP,
-                                 TC_COMM_DP, TC_OFFLOAD, TC_IDLE };
+                                 TC_COMM_DP, TC_OFFLOAD, TC_HOST,      TC_IDLE };
     static const char *const label[TC_COUNT] = {
-        [TC_FWD] = "forward compute",
-        [TC_BWD] = "backward compute",
-        [TC_RECOMPUTE] = "recompute",
-        [TC_OPTIMIZER] = "optimizer step",
-        [TC_COMM_TP] = "exposed TP comm",
-        [TC_COMM_CP] = "exposed CP comm",
-        [TC_COMM_EP] = "exposed EP comm",
-        [TC_COMM_PP] = "exposed PP comm",
-        [TC_COMM_DP] = "exposed DP comm",
-        [TC_OFFLOAD] = "offload (PCIe, CPU)",
-        [TC_IDLE] = "idle",
+        [TC_FWD] = "forward compute",         [TC_BWD] = "backward compute",
+        [TC_RECOMPUTE] = "recompute",         [TC_OPTIMIZER] = "optimizer step",
+        [TC_COMM_TP] = "exposed TP comm",     [TC_COMM_CP] = "exposed CP comm",
+        [TC_COMM_EP] = "exposed EP comm",     [TC_COMM_PP] = "exposed PP comm",
+        [TC_COMM_DP] = "exposed DP comm",     [TC_OFFLOAD] = "offload (PCIe, CPU)",
+        [TC_HOST] = "host-bound (CPU issue)", [TC_IDLE] = "idle",
     };
     const double *bd = run_metrics(r)->breakdown_s;
     double total = 0;
@@ -195,6 +209,7 @@ static void time_section(FILE *f, const struct run *r)
         report_fmt_time(bd[c], buf, sizeof(buf));
         fprintf(f, "  %-24s %10s  %5.1f %%\n", name, buf, total > 0 ? 100 * bd[c] / total : 0);
     }
+    interval_line(f, r);
 }
 
 /* How MFU counts (workload_flops_convention()), one clause a line. */

@@ -45,14 +45,42 @@ double unit_grad_bytes(const struct build *b, int unit)
     return states_unit_trainable(b, unit) * dtype_bytes(b->s->train.grad_dtype);
 }
 
+/*
+ * The step's sync point: before the optimizer the framework reads values off the GPU (the
+ * fp16 loss scaler's overflow flag, the gradient norm for clipping: `.item()`), so its CPU
+ * waits for the gradients (`dep`) and the GPU's last kernel, then spends host.step on the
+ * step's Python (scaler, clipping, scheduler) before it issues the optimizer. Returns the host
+ * task, or -1 when host.step is 0 (a sync that costs nothing changes no time).
+ */
+static int host_sync(struct build *b, int dep)
+{
+    struct prog *p = b->p;
+    int i, last = -1;
+
+    if (b->s->host.step <= 0)
+        return -1;
+    for (i = p->ntasks - 1; i >= 0 && last < 0; i--)
+        if (p->tasks[i].stream == ST_COMPUTE)
+            last = i;
+    i = prog_host(p, TC_HOST, b->s->host.step, prog_label(p, "host: step sync", 0), -1);
+    if (dep >= 0)
+        prog_dep(p, i, dep);
+    if (last >= 0 && last != dep)
+        prog_dep(p, i, last);
+    return i;
+}
+
 int emit_optimizer(struct build *b, double params, double bytes_per_param, int dep)
 {
     struct prog *p = b->p;
     sim_time dur = workload_optimizer_time(b->s, params, bytes_per_param);
+    int h = host_sync(b, dep);
     int t = prog_compute(p, ST_COMPUTE, TC_OPTIMIZER, dur, prog_label(p, "optimizer step", 0), -1);
 
     if (dep >= 0)
         prog_dep(p, t, dep);
+    if (h >= 0)
+        prog_dep(p, t, h);
     return t;
 }
 
@@ -509,6 +537,64 @@ static int regather(struct build *b, int recv, int mb)
     return t;
 }
 
+/* Host time of a layer's pass, and the least GPU compute time of any of its passes. */
+static void layer_host_gpu(const struct layer_cost *lc, sim_time *host, sim_time *gpu)
+{
+    sim_time f = 0, d = 0;
+
+    for (int part = 0; part < PART_COUNT; part++) {
+        f = time_add(f, lc->fwd[part]);
+        d = time_add(d, lc->dgrad[part]);
+    }
+    for (int pass = 0; pass < HOST_PASSES; pass++) {
+        sim_time h = 0;
+        for (int part = 0; part < PART_COUNT; part++)
+            h = time_add(h, lc->host[pass][part]);
+        *host = h > *host ? h : *host;
+    }
+    f = f < d ? f : d;
+    *gpu = f < *gpu ? f : *gpu;
+}
+
+/*
+ * Is the host's issue of every layer pass shorter than any layer pass's GPU compute? Then,
+ * after a run's first layer, the CPU stays ahead of the GPU whatever comes (communication and
+ * contention only delay the GPU), so the layers after the first of each run need no host task
+ * of their own: the same timeline with fewer tasks (layer.c). Not with host jitter, which can
+ * slow a rank's CPU past its GPU.
+ */
+static bool host_hidden(const struct build *b)
+{
+    const struct scenario *s = b->s;
+    sim_time host = 0, gpu = INT64_MAX;
+
+    if (s->host.jitter > 0)
+        return false;
+    layer_host_gpu(&b->layer, &host, &gpu);
+    if (s->model.moe.experts > 0)
+        layer_host_gpu(&b->layer_moe, &host, &gpu);
+    if (s->model.window > 0 && s->model.window < s->train.seq_len) {
+        layer_host_gpu(&b->layer_win, &host, &gpu);
+        if (s->model.moe.experts > 0)
+            layer_host_gpu(&b->layer_moe_win, &host, &gpu);
+    }
+    return host <= gpu;
+}
+
+/*
+ * With host.p2p_sync the framework's CPU waits for a pipeline receive before it issues the
+ * step's layers (Megatron-LM's p2p_communication: torch.cuda.synchronize() after
+ * batch_isend_irecv, "to protect against race condition"): a host task after the receive.
+ */
+static void host_wait(struct build *b, int recv, int mb)
+{
+    struct prog *p = b->p;
+
+    if (recv < 0 || !b->s->host.p2p_sync)
+        return;
+    prog_dep(p, prog_host(p, TC_HOST, 0, prog_label(p, "host: wait for receive", 0), mb), recv);
+}
+
 static void step_forward(struct build *b, int mb, int chunk)
 {
     int prev = -1, ui;
@@ -518,6 +604,7 @@ static void step_forward(struct build *b, int mb, int chunk)
                         p2p(b, TASK_RECV, ST_PP_RECV_PREV, COMM_PP_PREV, "recv act chunk %d", chunk,
                             mb, recv_after(b, false)),
                         mb);
+    host_wait(b, prev, mb);
     for (ui = b->chunk_first[chunk]; ui < b->chunk_first[chunk + 1]; ui++)
         prev = unit_forward(b, ui, mb, prev);
     step_done(b, prev);
@@ -534,6 +621,7 @@ static void step_backward(struct build *b, int mb, int chunk, int mode)
                         p2p(b, TASK_RECV, ST_PP_RECV_NEXT, COMM_PP_NEXT, "recv grad chunk %d",
                             chunk, mb, recv_after(b, true)),
                         mb);
+    host_wait(b, prev, mb);
     for (ui = b->chunk_first[chunk + 1] - 1; ui >= b->chunk_first[chunk]; ui--)
         prev = unit_backward(b, ui, mb, prev, mode);
     step_done(b, prev);
@@ -598,6 +686,7 @@ static int build_stage(const struct scenario *s, const struct layout *l, const s
     workload_embedding(s, &b.sh, &b.embed);
     workload_head(s, &b.sh, &b.head);
     b.tp_bytes = b.layer.tp_bytes;
+    b.host_hidden = host_hidden(&b);
     strategy_modules_init(&b);
     layer_split(&b);
     mp_sizes(&b);

@@ -211,6 +211,23 @@ static void em_sync(struct em *e, int comm, int op, double bytes)
     e->dep[e->ndep++] = t;
 }
 
+/*
+ * The host's issue of a layer in one pass (workload_host.c), as a task on the rank's host
+ * stream: the layer's first kernel waits for it. The host stream runs its tasks in program
+ * order and waits for nothing else, so the CPU runs ahead of the GPU until a sync point
+ * (emit_optimizer()) and a host-bound layer delays the GPU by what the host has not issued.
+ */
+static void em_host(struct em *e, const struct layer_cost *lc, int pass, const char *label)
+{
+    struct prog *p = e->b->p;
+    sim_time dur = 0;
+
+    for (int part = 0; part < PART_COUNT; part++)
+        dur = time_add(dur, lc->host[pass][part]);
+    if (dur > 0)
+        em_wait(e, prog_host(p, TC_HOST, dur, prog_label(p, label, e->layer), e->mb));
+}
+
 /* ---- layer context ------------------------------------------------------------------------ */
 
 struct lctx {
@@ -460,6 +477,8 @@ static int stamped(struct build *b, uint64_t key, int layer, int mb, int prev, i
 
 struct fwd_args {
     int ui, mb, tcat, prev, dep;
+    bool ckpt;             /* the layer is checkpointed (full recompute): forward under no_grad */
+    bool host;             /* the host's issue of the pass is a task (build.h host_hidden) */
     const struct unit *nx; /* the next layer of the chunk (forward only), or NULL */
     bool skip;             /* its norm was emitted with the layer before */
 };
@@ -476,6 +495,10 @@ static int emit_forward(struct build *b, const void *arg, int *out)
 
     lctx_init(&x, b, u);
     em_init(&e, b, a->tcat, a->mb, u->layer, a->prev, a->dep);
+    if (a->host && a->tcat == TC_RECOMPUTE)
+        em_host(&e, x.lc, HOST_RECOMPUTE, "host: recompute L%d");
+    else if (a->host)
+        em_host(&e, x.lc, a->ckpt ? HOST_FWD_CKPT : HOST_FWD, "host: fwd L%d");
     folded = part_forward(&e, &x, PART_ATTN, a->skip, x.ps[PART_MLP].fwd.pre);
     folded = part_forward(&e, &x, PART_MLP, folded, next_pre);
     em_flush(&e);
@@ -489,17 +512,21 @@ int layer_forward(struct build *b, int ui, int mb, int tcat, int prev, int dep, 
                   int *last)
 {
     const struct unit *u = &b->units[ui];
-    struct fwd_args a = { ui, mb, tcat, prev, dep, NULL, false };
+    struct fwd_args a = { ui, mb, tcat, prev, dep, false, true, NULL, false };
     int out[PROG_SEG_OUT], folded;
 
+    /* with host_hidden only a run's first layer (forward, or the first backwarded) */
+    a.host = !b->host_hidden || !next_layer(b, ui, tcat == TC_RECOMPUTE ? 1 : -1);
     if (tcat == TC_FWD) {
         a.nx = next_layer(b, ui, 1);
         a.skip = b->pre_folded;
+        a.ckpt = strategy_unit_recompute(b, ui) == RC_FULL;
     }
-    folded = stamped(b,
-                     stamp_key(KEY_FWD, tcat, strategy_unit_variant(u), a.skip,
-                               a.nx ? 1 + strategy_unit_variant(a.nx) : 0, mb < 0, prev, dep),
-                     u->layer, mb, prev, dep, out, emit_forward, &a);
+    folded =
+        stamped(b,
+                stamp_key(KEY_FWD, tcat | a.ckpt << 6 | a.host << 5, strategy_unit_variant(u),
+                          a.skip, a.nx ? 1 + strategy_unit_variant(a.nx) : 0, mb < 0, prev, dep),
+                u->layer, mb, prev, dep, out, emit_forward, &a);
     if (tcat == TC_FWD)
         b->pre_folded = folded && a.nx != NULL;
     *first = out[1];
@@ -620,6 +647,7 @@ static void part_weights(struct em *e, const struct lctx *x, int part)
 
 struct bwd_args {
     int ui, mb, mode, prev, dep;
+    bool host;             /* the host's issue of the pass is a task */
     const struct unit *nx; /* the layer whose backward comes next in the chunk, or NULL */
     bool fold;             /* its first piece is emitted with this layer */
     bool skip;             /* this layer's first piece was emitted with the layer before */
@@ -636,6 +664,8 @@ static int emit_backward(struct build *b, const void *arg, int *out)
 
     lctx_init(&x, b, u);
     em_init(&e, b, TC_BWD, a->mb, u->layer, a->prev, a->dep);
+    if (mode != 2 && a->host) /* a zero-bubble W pass runs the weight GEMMs the B pass queued */
+        em_host(&e, x.lc, HOST_BWD, "host: bwd L%d");
     if (mode == 2) {
         part_weights(&e, &x, PART_MLP);
         part_weights(&e, &x, PART_ATTN);
@@ -658,9 +688,10 @@ int layer_backward(struct build *b, int ui, int mb, int mode, int prev, int dep,
                    int *last)
 {
     const struct unit *u = &b->units[ui];
-    struct bwd_args a = { ui, mb, mode, prev, dep, NULL, false, false };
+    struct bwd_args a = { ui, mb, mode, prev, dep, true, NULL, false, false };
     int out[PROG_SEG_OUT];
 
+    a.host = !b->host_hidden || !next_layer(b, ui, 1);
     if (mode != 2) {
         /*
          * The next layer's first piece (its MLP residual backward) follows this layer's
@@ -674,7 +705,7 @@ int layer_backward(struct build *b, int ui, int mb, int mode, int prev, int dep,
         a.skip = b->post_folded;
     }
     stamped(b,
-            stamp_key(KEY_BWD, mode, strategy_unit_variant(u), a.skip,
+            stamp_key(KEY_BWD, mode | a.host << 4, strategy_unit_variant(u), a.skip,
                       a.fold ? 1 + strategy_unit_variant(a.nx) : 0, mb < 0, prev, dep),
             u->layer, mb, prev, dep, out, emit_backward, &a);
     if (mode != 2)

@@ -41,17 +41,9 @@ int offload_copy(struct build *b, bool to_device, double bytes, int dep, const c
 int offload_cpu_step(struct build *b, double params, int dep)
 {
     struct prog *p = b->p;
-    struct task t;
-    int i;
+    int i = prog_host(p, TC_OFFLOAD, rules_host_step_time(b->s, params),
+                      prog_label(p, "CPU optimizer step", 0), -1);
 
-    memset(&t, 0, sizeof(t));
-    t.kind = TASK_HOST;
-    t.stream = ST_HOST;
-    t.tcat = TC_OFFLOAD;
-    t.dur = rules_host_step_time(b->s, params);
-    t.label = prog_label(p, "CPU optimizer step", 0);
-    t.mb = -1;
-    i = prog_add(p, &t);
     if (dep >= 0)
         prog_dep(p, i, dep);
     return i;

@@ -69,7 +69,11 @@ static double backward_tasks(const struct flags *f)
     return split + ring + (split + 2) + extra + one(split + ring > 0);
 }
 
-/* Tasks of one layer in one micro-batch: its passes and what the recomputation adds. */
+/*
+ * Tasks of one layer in one micro-batch: its passes and what the recomputation adds. Not the
+ * host's issue tasks (layer.c em_host()): one per pass where the host is not hidden behind the
+ * GPU (build.c host_hidden()), i.e. on layers of a few GPU tasks too small for any limit.
+ */
 static double layer_pass_tasks(const struct scenario *s)
 {
     struct flags f;

@@ -141,6 +141,7 @@ struct build {
     double moe_imbalance;                   /* EP: busiest expert rank's load / mean, >= 1 */
     int step_last;                          /* last task of the previous pipeline step, or -1 */
     int step_prev;                          /* last task of the step before it, or -1 */
+    bool host_hidden; /* every layer pass's host issue is shorter than its GPU work (build.c) */
     bool pre_folded;  /* the next layer's forward norm was emitted with this layer (layer.c) */
     bool post_folded; /* the next layer's first backward piece was emitted with this layer */
     struct build_mods mods; /* activation marks by module (modules.c) */

@@ -57,7 +57,7 @@ static double grad_accum_s(const struct cand *c, double params)
  */
 static double act_offload_s(const struct scenario *s, double bytes)
 {
-    double bw = s->hw.pcie.bw_Bps;
+    double bw = hw_host_copy_Bps(&s->hw, s->gpus);
 
     if (s->train.activation_offload == ACT_OFFLOAD_NONE || !(bw > 0))
         return 0;
@@ -225,10 +225,11 @@ double est_dp_tail_s(const struct cand *c, const struct stage_sum *st, double *o
                       ? (sh == SHARD_NONE || sh == SHARD_FSDP_NO_SHARD ? 1 : memory_shard_degree(s))
                       : c->f.optim);
     *opt_s = est_sec(workload_optimizer_time(s, opt_params, memory_optimizer_traffic(s)));
-    if (isinf(c->f.optim) && s->hw.pcie.bw_Bps > 0)
+    if (isinf(c->f.optim) && hw_host_copy_Bps(&s->hw, s->gpus) > 0)
         *opt_s = est_sec(rules_host_step_time(s, opt_params)) +
-                 opt_params * (sb.grads + sb.params) / s->hw.pcie.bw_Bps; /* ZeRO-Offload */
-    if (rules_shard_comm(s) != COMM_DP) /* HSDP: shard within the node */
+                 opt_params * (sb.grads + sb.params) /
+                     hw_host_copy_Bps(&s->hw, s->gpus); /* ZeRO-Offload */
+    if (rules_shard_comm(s) != COMM_DP)                 /* HSDP: shard within the node */
         shard_g = est_group(c->e, s, rules_shard_comm(s));
     if (c->dp_g.nranks <= 1 || gbytes <= 0)
         return 0;

@@ -14,6 +14,7 @@
 #include "config/profile.h"
 #include "config/schema.h"
 #include "model/layout.h"
+#include "report/band.h"
 #include "run/run.h"
 #include "strategy/strategy.h"
 #include "model/workload.h"
@@ -525,6 +526,7 @@ static void simulate(struct search *se, struct plan_cand *c, FILE *progress)
     struct cfg_error err;
     struct sim_opts opts = { 0 };
     struct run run;
+    struct band band;
     char reason[256], d[160];
 
     apply_marked(&se->marked, c, &s);
@@ -540,6 +542,9 @@ static void simulate(struct search *se, struct plan_cand *c, FILE *progress)
         return;
     }
     c->sim_step_s = run.step_s;
+    band_lookup(&s, run.step_s, &band);
+    c->sim_lo_s = band.lo_s;
+    c->sim_hi_s = band.hi_s;
     c->sim_peak_bytes = run.peak_bytes;
     c->sim_tight = run.reserve_short_bytes > 0;
     c->sim_mfu = run.mfu;

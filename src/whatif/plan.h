@@ -169,7 +169,9 @@ struct plan_cand {
     bool simulated;
     int sim_status; /* -1 = fits; else enum plan_reject */
     double sim_step_s, sim_peak_bytes, sim_mfu, sim_tokens_per_s;
-    bool sim_tight; /* fits only with less allocator reserve than usual (run.h) */
+    double sim_lo_s, sim_hi_s; /* the step time's interval (report/band.h); 0 = none or not
+                                  known (after a merge: no CSV column) */
+    bool sim_tight;            /* fits only with less allocator reserve than usual (run.h) */
     double sim_breakdown_s[TC_COUNT];
     double sim_objective;
     bool offload;            /* moves states to the host: needs are filled when simulated */

@@ -12,6 +12,7 @@
 #include "base/csv.h"
 #include "model/workload.h"
 #include "report/report.h"
+#include "whatif/sweep.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -32,9 +33,9 @@ static void fmt_int(long v, char *buf, size_t n)
 
 static void table_header(FILE *f, bool gpus)
 {
-    fprintf(f, "  #  %s%10s %10s %6s %9s %9s %9s %9s   %s\n", gpus ? " GPUs " : "", "step (sim)",
-            "step (est)", "MFU", "memory", "tok/s/GPU", "to train", "cost",
-            "layout / changed from the scenario");
+    fprintf(f, "  #  %s%10s %17s %10s %6s %9s %9s %9s %9s   %s\n", gpus ? " GPUs " : "",
+            "step (sim)", "interval", "step (est)", "MFU", "memory", "tok/s/GPU", "to train",
+            "cost", "layout / changed from the scenario");
 }
 
 /* "18.9 GB": bytes in decimal units, as bandwidths are quoted. */
@@ -71,9 +72,10 @@ static void needs_line(FILE *f, const struct plan_needs *n, bool gpus)
 
 static void table_row(FILE *f, int rank, const struct plan_cand *c, bool gpus, const char *changes)
 {
-    char d[160], sim[32], est[32], dur[32], cost[32];
+    char d[160], sim[32], est[32], dur[32], cost[32], iv[48];
 
     plan_describe(c, d, sizeof(d));
+    sweep_fmt_interval(c->sim_lo_s, c->sim_hi_s, iv, sizeof(iv));
     report_fmt_time(c->sim_step_s, sim, sizeof(sim));
     report_fmt_time(c->est.step_s, est, sizeof(est));
     totals_fmt_duration(&c->tt, dur, sizeof(dur));
@@ -81,9 +83,9 @@ static void table_row(FILE *f, int rank, const struct plan_cand *c, bool gpus, c
     fprintf(f, "%3d  ", rank);
     if (gpus)
         fprintf(f, "%5d ", c->gpus);
-    fprintf(f, "%10s %10s %5.1f%% %5.1f GiB%s %8.0f %9s %9s   %s\n", sim, est, 100 * c->sim_mfu,
-            c->sim_peak_bytes / GIB, c->sim_tight ? "*" : " ", c->sim_tokens_per_s / c->gpus, dur,
-            cost, d);
+    fprintf(f, "%10s %17s %10s %5.1f%% %5.1f GiB%s %8.0f %9s %9s   %s\n", sim, iv, est,
+            100 * c->sim_mfu, c->sim_peak_bytes / GIB, c->sim_tight ? "*" : " ",
+            c->sim_tokens_per_s / c->gpus, dur, cost, d);
     if (changes && changes[0])
         fprintf(f, "%*s       changed: %s\n", gpus ? 6 : 0, "", changes);
     if (c->offload && c->simulated && c->needs.pcie_Bps > 0) /* not after a merge: no CSV column */
@@ -123,9 +125,11 @@ void plan_print(FILE *f, const char *path, const struct plan_result *r, const st
         for (int i = 0; i < r->nfinal && i < o->top; i++)
             table_row(f, i + 1, &r->final[i], gpus, r->final[i].changes);
         fprintf(f,
-                "\n  Ranked by %s. step (sim): simulated by the engine, the final ranking; step "
-                "(est):\n  the closed-form first pass that chose what to simulate. memory: "
-                "simulated peak per GPU\n  (* tight: fits only with less allocator reserve than "
+                "\n  Ranked by %s. step (sim): simulated by the engine, the final ranking; "
+                "interval: where 8 in\n  10 measured runs of its regime fell, scaled to it "
+                "(none: no measured run near it); step\n  (est): the closed-form first pass that "
+                "chose what to simulate. memory: simulated peak per GPU\n  (* tight: fits only "
+                "with less allocator reserve than "
                 "usual, docs/memory.md).\n",
                 o->objective == PLAN_BY_COST ? "cost (GPU-hours per step)" : "simulated step time");
         if (r->nerr > 0)
@@ -235,6 +239,10 @@ static void json_cand(FILE *f, const struct plan_cand *c, int rank)
             sharding_name((enum sharding)c->sharding), c->micro_batch,
             recompute_name((enum recompute)c->recompute), c->est.step_s, c->est.peak_bytes,
             c->sim_step_s, c->sim_peak_bytes, c->sim_mfu, c->sim_tokens_per_s);
+    if (c->sim_hi_s > 0)
+        fprintf(f, ", \"step_time_interval_s\": [%.6g, %.6g]", c->sim_lo_s, c->sim_hi_s);
+    else
+        fprintf(f, ", \"step_time_interval_s\": null");
     if (c->tt.have_tokens)
         fprintf(f, ", \"time_to_train_s\": %.6g", c->tt.seconds);
     if (c->tt.have_tokens && c->tt.have_price)

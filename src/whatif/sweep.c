@@ -12,6 +12,7 @@
 
 #include "config/config.h"
 #include "config/schema.h"
+#include "report/band.h"
 #include "run/run.h"
 
 static const char *const size_keys[] = { "cluster.nodes", "cluster.gpus", "hardware.nodes",
@@ -98,6 +99,31 @@ static void keep_axis(struct sweep *sw, const struct sweep_axis *ax)
     sw->axes[sw->naxes++] = *ax;
 }
 
+static int by_text(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * A value given twice on one axis would simulate the same point twice: refused, naming the
+ * first repeated value (found in n log n on a sorted copy, so 10^4 values are answered at once).
+ */
+static int repeated_value(const struct sweep_axis *ax, char *msg, size_t msglen)
+{
+    char **sorted = xcalloc((size_t)(ax->nvalues ? ax->nvalues : 1), sizeof(*sorted));
+    const char *dup = NULL;
+
+    memcpy(sorted, ax->values, (size_t)ax->nvalues * sizeof(*sorted));
+    qsort(sorted, (size_t)ax->nvalues, sizeof(*sorted), by_text);
+    for (int v = 1; v < ax->nvalues && !dup; v++)
+        if (strcmp(sorted[v], sorted[v - 1]) == 0 && sorted[v][0])
+            dup = sorted[v];
+    if (dup)
+        snprintf(msg, msglen, "--vary %s: value '%s' is given twice", ax->key, dup);
+    free(sorted);
+    return dup ? -1 : 0;
+}
+
 /*
  * A hardware or workload name (or path) a --vary value gives must resolve: a file that is not
  * there is bad input, not a point's verdict. 0, or -1 with the loader's first diagnostic line.
@@ -165,6 +191,10 @@ int sweep_add_axis(struct sweep *sw, const char *arg, char *msg, size_t msglen)
     ax.ref = f->type == FT_REF || strncmp(ax.key, "training.framework", 18) == 0;
     ax.size = sweep_is_size_key(ax.key);
     ax.nvalues = split_values(eq + 1, &ax.values);
+    if (repeated_value(&ax, msg, msglen)) {
+        keep_axis(sw, &ax); /* released with the sweep */
+        return -1;
+    }
     for (int v = 0; v < ax.nvalues && ax.ref; v++)
         if (ax.values[v][0] == '\0' || check_ref_value(ax.key, ax.values[v], msg, msglen) != 0) {
             if (ax.values[v][0] == '\0')
@@ -325,7 +355,12 @@ int sweep_point_scenario(const struct sweep *sw, long index, struct scenario *ou
 
 static void measure(const struct run *r, struct sweep_point *pt)
 {
+    struct band b;
+
     pt->step_s = r->step_s;
+    band_lookup(r->s, r->step_s, &b);
+    pt->step_lo_s = b.lo_s;
+    pt->step_hi_s = b.hi_s;
     pt->tokens_per_s = r->tokens_per_s;
     pt->tokens_per_s_per_gpu = r->tokens_per_s_per_gpu;
     pt->mfu = r->mfu;

@@ -96,6 +96,7 @@ struct sweep_point {
     char reason[256];
     int gpus, nodes, dp, tp, pp, vpp, cp, ep, micro_batch, global_batch;
     double step_s;
+    double step_lo_s, step_hi_s; /* the step time's interval (report/band.h); 0 = none */
     double tokens_per_s, tokens_per_s_per_gpu;
     double mfu;
     double peak_bytes, capacity_bytes;
@@ -108,6 +109,9 @@ struct sweep_point {
     double strong_eff; /* (T_base G_base) / (T G) */
     double weak_eff;   /* T_base / T */
 };
+
+/* "1.57 - 1.71 s" from a point's interval, "none" when it has none. */
+void sweep_fmt_interval(double lo_s, double hi_s, char *buf, size_t n);
 
 void sweep_init(struct sweep *sw, const char *path, const struct scenario *base,
                 const struct cfg_override *ovr, int novr, bool weak);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/csv.h"
+#include "report/band.h"
 #include "report/report.h"
 
 /* ---- CSV and JSON ------------------------------------------------------------------------- */
@@ -77,6 +78,8 @@ static const char *const metric_cols[] = {
     "gpu_hours",
     "cost_usd",
     "energy_J",
+    "step_time_lo_s",
+    "step_time_hi_s",
 };
 
 /* The numbers of a point in metric_cols order; *ok[i] false = empty field. */
@@ -112,6 +115,8 @@ static int point_numbers(const struct sweep_point *p, double *v, bool *ok)
     PUT(p->tt.gpu_hours, sim && p->tt.have_tokens);
     PUT(p->tt.cost_usd, sim && p->tt.have_tokens && p->tt.have_price);
     PUT(p->tt.energy_J, sim && p->tt.have_tokens && p->tt.have_power);
+    PUT(p->step_lo_s, sim && p->step_hi_s > 0);
+    PUT(p->step_hi_s, sim && p->step_hi_s > 0);
 #undef PUT
     return n;
 }
@@ -281,15 +286,15 @@ void sweep_print_header(const struct sweep *sw, FILE *f)
 
     for (int a = 0; a < sw->naxes; a++)
         fprintf(f, "%-*s  ", axis_width(sw, a), sw->axes[a].key);
-    fprintf(f, "%5s  %-12s %10s %10s %6s %9s %8s %7s %10s %9s\n", "GPUs", "dp x tp x pp", "step",
-            "tok/s/GPU", "MFU", "memory", size ? "speedup" : "vs base",
+    fprintf(f, "%5s  %-12s %10s %17s %10s %6s %9s %8s %7s %10s %9s\n", "GPUs", "dp x tp x pp",
+            "step", "interval", "tok/s/GPU", "MFU", "memory", size ? "speedup" : "vs base",
             size ? (sw->weak ? "weak" : "strong") : "", "to train", "cost");
 }
 
 void sweep_print_row(const struct sweep *sw, const struct sweep_point *p, FILE *f)
 {
     const double gib = 1024.0 * 1024.0 * 1024.0;
-    char lay[32], step[32], dur[32], cost[32];
+    char lay[32], step[32], dur[32], cost[32], iv[48];
     bool size = has_size_axis(sw);
 
     if (p->status == SP_NOT_RUN)
@@ -304,7 +309,8 @@ void sweep_print_row(const struct sweep *sw, const struct sweep_point *p, FILE *
     report_fmt_time(p->step_s, step, sizeof(step));
     totals_fmt_duration(&p->tt, dur, sizeof(dur));
     totals_fmt_cost(&p->tt, cost, sizeof(cost));
-    fprintf(f, "%5d  %-12s %10s %10.0f %5.1f%% %5.1f GiB", p->gpus, lay, step,
+    sweep_fmt_interval(p->step_lo_s, p->step_hi_s, iv, sizeof(iv));
+    fprintf(f, "%5d  %-12s %10s %17s %10.0f %5.1f%% %5.1f GiB", p->gpus, lay, step, iv,
             p->tokens_per_s_per_gpu, 100 * p->mfu, p->peak_bytes / gib);
     if (p->base >= 0 && size)
         fprintf(f, " %7.2fx %6.1f%%", p->speedup, 100 * (sw->weak ? p->weak_eff : p->strong_eff));
@@ -315,8 +321,20 @@ void sweep_print_row(const struct sweep *sw, const struct sweep_point *p, FILE *
     fprintf(f, " %10s %9s%s\n", dur, cost, p->status == SP_OOM ? "  OUT OF MEMORY" : "");
 }
 
+void sweep_fmt_interval(double lo_s, double hi_s, char *buf, size_t n)
+{
+    struct band b = { .found = hi_s > 0, .lo_s = lo_s, .hi_s = hi_s };
+
+    if (b.found)
+        band_fmt(&b, buf, n);
+    else
+        snprintf(buf, n, "none");
+}
+
 void sweep_print_footer(const struct sweep *sw, FILE *f)
 {
+    fprintf(f, "interval: where 8 in 10 measured runs of the point's regime fell, scaled to its "
+               "step (none: no\nmeasured run near it; simtrain SCENARIO --json says which runs)\n");
     if (!has_size_axis(sw))
         fprintf(f, "vs base: step-time speedup against the first point that fits\n");
 }
@@ -437,6 +455,8 @@ static void merge_row(const struct csv_table *t, int row, struct sweep *sw, stru
     p->tt.cost_usd = v[23];
     p->tt.have_power = csv_field(t, row, csv_column(t, "energy_J"))[0] != '\0';
     p->tt.energy_J = v[24];
+    p->step_lo_s = v[25];
+    p->step_hi_s = v[26];
     for (int c = 0; c < TC_COUNT; c++) {
         tcat_column(c, col, sizeof(col));
         p->breakdown_s[c] = strtod(csv_field(t, row, csv_column(t, col)), NULL);

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The reproducers of issue 17 (an adversarial run: crashes, hangs, wrong answers, lost files),
+# The reproducers of issues 17 and 25 (adversarial runs: crashes, hangs, wrong answers, lost files),
 # each with the outcome it must have now: exit 1 with a precise message, or a correct answer.
 # Each takes milliseconds; the limit (5 s, 20 s under the sanitizers) only tells a hang from a
 # loaded machine. The exact messages of most are also rows of the
@@ -56,7 +56,7 @@ sum() { cksum <"$1"; }
 # ---- crashes ---------------------------------------------------------------------------------
 refused "1-byte DDP buckets" "ddp.bucket_size 1 B makes" \
     scenarios/ddp_8gpu.yaml --set 'ddp.bucket_size=1 B'
-SIMTRAIN_DATA=tests/fixtures refused "0.3-byte DDP buckets in YAML" "ddp.bucket_size 0.3 B makes" \
+SIMTRAIN_DATA=tests/fixtures refused "1-byte DDP buckets in YAML" "ddp.bucket_size 1 B makes" \
     tests/bad/ddp_bucket_tiny.yaml
 refused "1-element ZeRO-2 buckets" "zero.reduce_bucket_size 1 makes" scenarios/sharding_7b_8gpu.yaml \
     --set parallelism.sharding=zero2 --set zero.reduce_bucket_size=1 --set zero.allgather_bucket_size=1
@@ -76,7 +76,7 @@ run sweep scenarios/gpt2_1gpu.yaml --vary training.micro_batch=1,2,4,8,16,32,64,
     --vary training.seq_len=128,256,512,1024,2048,4096,8192,16384,32768,65536 \
     --vary training.global_batch=512,1024,2048,4096,8192,16384,32768,65536,131072,262144 \
     --vary parallelism.dp=1,2,3,4,5,6,7,8,9,10 --vary cluster.gpus=1,2,3,4,5,6,7,8,9,10 \
-    --vary training.recompute=none,selective,full,none,selective,full,none,selective,full,none
+    --vary training.memory_fragmentation=0,0.01,0.02,0.03,0.04,0.05,0.06,0.07,0.08,0.09
 [ "$rc" -eq 1 ] && grep -q "1000000 points" "$tmp/err" && grep -q -- "--force" "$tmp/err" ||
     fail "a sweep of 10^6 points: exit $rc: $(head -n 1 "$tmp/err")"
 refused "--ranks all over 10^6 GPUs" "simulating 1048576 ranks would take" \
@@ -85,7 +85,7 @@ refused "--ranks all over 10^6 GPUs" "simulating 1048576 ranks would take" \
     --ranks all
 
 # ---- wrong answers ---------------------------------------------------------------------------
-refused "1e-20 FLOP/s peak" "a bf16 peak of 1.00e-20 FLOP/s makes one step last" \
+refused "1e-20 FLOP/s peak" "'bf16' must be at least 1.00 GFLOP/s" \
     scenarios/gpt2_1gpu.yaml --set 'hardware.gpu.flops.bf16=1e-20 FLOPS'
 refused "collective --sizes 1:1e30" "--sizes: 1e+30 B is more than" \
     collective --hardware dgx-h100 --sizes 1:1e30
@@ -155,6 +155,31 @@ cmp -s "$tmp/stage" "$tmp/all" || fail "per-rank counts change with --ranks all"
 answers "gpt2_1gpu" scenarios/gpt2_1gpu.yaml
 grep -q '^  hardware   dgx-h100: 1 GPU of one 8-GPU node' "$tmp/out" ||
     fail "1-GPU hardware line: $(grep '^  hardware' "$tmp/out")"
+
+# ---- issue 25 (round 3): rows refused, no -inf in JSON, no quadratic input -----------------------
+SIMTRAIN_DATA=tests/fixtures answers "validate 1e308" validate tests/bad/csv/runs-huge-value.csv \
+    --json "$tmp/v.json"
+grep -q "value '1e308' is outside what a step_time_s can measure" "$tmp/out" ||
+    fail "validate: a measured 1e308 is not refused: $(grep '^r1' "$tmp/out")"
+grep -qi 'inf' "$tmp/v.json" && fail "validate --json holds an infinity"
+for f in runs-hex-value:"value '0x1p-4' is not a positive number" \
+    runs-hex-int:"layers '0x2' is not an integer >= 1" \
+    runs-kv-heads-zero:"kv_heads '0' is not an integer >= 1"; do
+    SIMTRAIN_DATA=tests/fixtures answers "validate ${f%%:*}" validate "tests/bad/csv/${f%%:*}.csv"
+    grep -qF "${f#*:}" "$tmp/out" || fail "validate ${f%%:*}: no '${f#*:}': $(grep '^r1' "$tmp/out")"
+done
+awk 'BEGIN { for (i = 0; i < 100000; i++) printf "c%d,", i; print "c0" }' >"$tmp/wide.csv"
+refused "a runs CSV of 100,000 header columns (was 12 s)" "duplicate column 'c0' in the header" \
+    validate "$tmp/wide.csv"
+vals=$(awk 'BEGIN { for (i = 0; i < 10000; i++) printf "1,"; print "1" }')
+refused "--vary with 10,000 repeated values (was 34 s)" "value '1' is given twice" \
+    sweep tests/fixtures/scenarios/minimal.yaml --vary "training.micro_batch=$vals"
+for f in /etc/passwd; do # a path to a file of another kind: refused, its text not echoed
+    refused "simtrain $f" "error: expected a mapping of keys" "$f"
+    grep -q root "$tmp/err" && fail "simtrain $f echoes the file: $(cat "$tmp/err")"
+    refused "import hf-config $f" "error: invalid JSON" import hf-config "$f"
+    grep -q root "$tmp/err" && fail "import hf-config $f echoes the file: $(cat "$tmp/err")"
+done
 
 [ $failures -eq 0 ] || exit 1
 echo "reproducers: $n runs ok"

@@ -57,7 +57,7 @@ expect alone 2 "simtrain: error: --trace-ranks needs --trace, --plot or --html" 
     -- "$bin" scenarios/ddp_8gpu.yaml --quiet --trace-ranks 0
 expect novalue 2 "simtrain: error: --trace-ranks needs a value (LIST)" \
     -- "$bin" scenarios/ddp_8gpu.yaml --trace "$tmp/x.json" --trace-ranks
-expect huge 1 "scenarios/405b_16k.yaml: error: a trace of 16384 ranks would take about 12 GiB, more than the 4 GiB a trace may take; choose fewer ranks with --trace-ranks (for example --trace-ranks 0-7)" \
+expect huge 1 "scenarios/405b_16k.yaml: error: a trace of 16384 ranks would take about 13 GiB, more than the 4 GiB a trace may take; choose fewer ranks with --trace-ranks (for example --trace-ranks 0-7)" \
     -- "$bin" scenarios/405b_16k.yaml --quiet --ranks all --trace "$tmp/x.json"
 [ -e "$tmp/x.json" ] && fail "a refused trace left a file"
 

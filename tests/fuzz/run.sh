@@ -2,7 +2,8 @@
 # Build the fuzz targets with clang (libFuzzer + ASan + UBSan, float-cast-overflow included)
 # and run each for a bounded time: fuzz_config (the YAML loader, seeds in corpus/, yaml.dict)
 # fuzz_csv (the validate and calibrate CSV readers, seeds in corpus-csv/, csv.dict) and
-# fuzz_json (the JSON reader and the importers that read JSON, seeded with the corpus JSONs).
+# fuzz_json (the JSON reader and the importers that read JSON, seeded with the corpus JSONs) and
+# fuzz_args (the Megatron-LM arguments grammar and its import, seeds in corpus-args/, args.dict).
 # CI calls this; so can you: tests/fuzz/run.sh [seconds per target] [jobs] [target...]
 #
 # The library is compiled with -fsanitize=fuzzer-no-link so libFuzzer sees its coverage; only the
@@ -14,7 +15,7 @@ cd "$(dirname "$0")/../.."
 seconds=${1:-60}
 jobs=${2:-1}
 shift $(($# > 2 ? 2 : $#))
-targets=${*:-fuzz_config fuzz_csv fuzz_json}
+targets=${*:-fuzz_config fuzz_csv fuzz_json fuzz_args}
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 san="address,undefined,float-cast-overflow"
 
@@ -33,6 +34,7 @@ for target in $targets; do
     case $target in
     fuzz_config) seeds=tests/fuzz/corpus dict=tests/fuzz/yaml.dict len=8192 ;;
     fuzz_csv) seeds=tests/fuzz/corpus-csv dict=tests/fuzz/csv.dict len=8192 ;;
+    fuzz_args) seeds=tests/fuzz/corpus-args dict=tests/fuzz/args.dict len=4096 ;;
     fuzz_json)
         seeds="tests/corpus/hf tests/corpus/axolotl/deepspeed_configs" dict=tests/fuzz/json.dict
         len=16384

@@ -3,7 +3,9 @@
  * the lab's text, and above it its commands turned into presets. Every `simtrain` command of
  * the lab's shell blocks that names a shipped scenario becomes a button that loads the
  * scenario with the command's --set overrides (a `for X in a b c` loop and each value of a
- * sweep's --vary axes give one preset each), into configuration A, or B beside it.
+ * sweep's --vary axes give one preset each), into configuration A, or B beside it. A command's
+ * `|| test $? -eq 3` (the lab expects "does not fit") and the figure markers `<!--fig ...-->`
+ * of its text (tests/cli/labs.sh) are not shown.
  */
 'use strict';
 
@@ -26,7 +28,7 @@ function drawLabs() {
 /* ---- Markdown, the subset the labs use ------------------------------------------------------ */
 
 function inline(text) {
-  var out = esc(text);
+  var out = esc(text.replace(/<!--[\s\S]*?-->/g, ''));
   out = out.replace(/`([^`]+)`/g, '<code>$1</code>');
   out = out.replace(/\*\*([^*]+)\*\*/g, '<strong>$1</strong>');
   out = out.replace(/(^|[\s(])\*([^*\s][^*]*)\*/g, '$1<em>$2</em>');
@@ -105,7 +107,7 @@ function labCommands(md) {
         loop = null;
         return;
       }
-      line = line.replace(/\s#.*$/, '').trim();
+      line = line.replace(/\s#.*$/, '').replace(/\s*\|\|.*$/, '').trim();
       if (!/^simtrain\s/.test(line))
         return;
       if (loop)
