@@ -1,5 +1,5 @@
-/* test_engine.c - the event queue (ring and heap) against references, FIFO ties, run order;
-   duration arithmetic that saturates instead of wrapping. */
+/* test_engine.c - the event queue (ring, heap and radix heap) against references, FIFO ties, run
+   order; duration arithmetic that saturates instead of wrapping. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -90,36 +90,33 @@ static void test_heap_interleaved_push_pop(void **state)
 }
 
 /*
- * The queue switches between a sorted ring (few events) and a heap (more than 32) and back
- * (8 or fewer): with the pending count swinging across both thresholds many times and most
- * events tied in time, every pop is the earliest (time, insertion sequence) left, as a
- * linear scan of the pending events finds it.
+ * Pending events swing between 4 and hi (< cap) `steps` times over; each pop is checked
+ * against a linear scan of the pending events for the earliest (time, insertion sequence).
+ * Delays are 0 to spread - 1 ns (most events tied), one in a hundred up to `far` ns when
+ * far > 0. Returns how many times the count reached hi.
  */
-static void test_ring_heap_switches_keep_order(void **state)
+static int swing(int cap, int hi, sim_time spread, sim_time far, int steps)
 {
-    enum {
-        CAP = 64
-    };
     struct engine e;
     struct event ev;
-    struct {
+    struct pend {
         sim_time t;
         int64_t data;
-    } pend[CAP];
+    } *pend = malloc(sizeof(*pend) * (size_t)cap);
     uint64_t rng = 11;
-    int i, n = 0, target = 40, switches = 0;
+    int i, n = 0, target = hi, switches = 0;
 
-    (void)state;
     engine_init(&e);
-    for (i = 0; i < 40000; i++) {
+    for (i = 0; i < steps; i++) {
         bool push = n == 0 || (n < target && rng_uniform(&rng) < 0.8) ||
                     (n >= target && rng_uniform(&rng) < 0.2);
-        if (n >= CAP - 1)
+        if (n >= cap - 1)
             push = false;
         if (push) {
-            sim_time t = e.now + (sim_time)(rng_next(&rng) % 4);
-            engine_at(&e, t, nop, NULL, i);
-            pend[n].t = t;
+            sim_time d = far > 0 && rng_uniform(&rng) < 0.01 ? (sim_time)(rng_next(&rng) % far)
+                                                             : (sim_time)(rng_next(&rng) % spread);
+            engine_at(&e, e.now + d, nop, NULL, i);
+            pend[n].t = e.now + d;
             pend[n].data = i;
             n++;
         } else {
@@ -134,14 +131,60 @@ static void test_ring_heap_switches_keep_order(void **state)
             e.now = ev.t;
             pend[best] = pend[--n];
         }
-        if (n >= target) { /* swing the pending count between 40 and 4 */
+        if (n >= target) { /* swing the pending count between hi and 4 */
             target = 4;
             switches++;
         } else if (n <= target && target == 4) {
-            target = 40;
+            target = hi;
         }
     }
-    assert_true(switches > 100);
+    engine_release(&e);
+    free(pend);
+    return switches;
+}
+
+/* The queue switches between a sorted ring (few events) and a heap (more than 32) and back
+ * (8 or fewer), many times. */
+static void test_ring_heap_switches_keep_order(void **state)
+{
+    (void)state;
+    assert_true(swing(64, 40, 4, 0, 40000) > 100);
+}
+
+/* The same with thousands pending: ring, heap, radix heap (from ENGINE_RADIX_MIN events) and
+ * back; ties within a radix bucket and across its spreads, and now and then a far event (high
+ * buckets). */
+static void test_radix_switches_keep_order(void **state)
+{
+    (void)state;
+    assert_true(swing(3000, 2999, 8, 1000000, 60000) >= 3);
+}
+
+/* An event scheduled before one already popped (engine_pop() leaves now alone): the radix
+ * heap cannot hold it, the queue goes back to the heap and keeps the order. */
+static void test_radix_falls_back_to_heap(void **state)
+{
+    struct engine e;
+    struct event ev;
+    int i;
+
+    (void)state;
+    engine_init(&e);
+    for (i = 0; i < 200; i++)
+        engine_at(&e, 1000 + i, nop, NULL, i);
+    assert_true(engine_pop(&e, &ev));
+    assert_int_equal(ev.t, 1000);
+    engine_at(&e, 5, nop, NULL, 500); /* before 1000: now is still 0 */
+    engine_at(&e, 5, nop, NULL, 501);
+    assert_true(engine_pop(&e, &ev));
+    assert_int_equal(ev.data, 500);
+    assert_true(engine_pop(&e, &ev));
+    assert_int_equal(ev.data, 501);
+    for (i = 1; i < 200; i++) {
+        assert_true(engine_pop(&e, &ev));
+        assert_int_equal(ev.t, 1000 + i);
+    }
+    assert_false(engine_pop(&e, &ev));
     engine_release(&e);
 }
 
@@ -312,6 +355,8 @@ int main(void)
         cmocka_unit_test(test_heap_matches_sorted_reference),
         cmocka_unit_test(test_heap_interleaved_push_pop),
         cmocka_unit_test(test_ring_heap_switches_keep_order),
+        cmocka_unit_test(test_radix_switches_keep_order),
+        cmocka_unit_test(test_radix_falls_back_to_heap),
         cmocka_unit_test(test_ties_run_fifo),
         cmocka_unit_test(test_run_advances_time),
     };

@@ -98,7 +98,7 @@ static int fake_predict(const struct scenario *s, struct prediction *out, char *
 
 static int run(const char *text, struct fake *f, struct validate_report *rep, FILE *diag)
 {
-    struct validate_hooks hooks = { fake_predict, fake_load_hw, f };
+    struct validate_hooks hooks = { fake_predict, fake_load_hw, f, 0 };
     struct csv_error err;
     struct csv_table *t = csv_parse(text, strlen(text), "runs.csv", &err);
 

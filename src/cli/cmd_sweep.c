@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/files.h"
+#include "base/par.h"
 #include "cli/cmd.h"
 #include "cli/input.h"
 #include "report/plot.h"
@@ -30,6 +31,7 @@ struct sweep_args {
     struct cli_shard shard;
     bool weak, mpi, quiet, merge, force;
     struct cli_overrides set;
+    int jobs; /* 0: not given (the processors online) */
 };
 
 #define OFF(field) offsetof(struct sweep_args, field)
@@ -51,6 +53,10 @@ static const struct cli_opt sweep_opts[] = {
     { "--shard", 0, "K/N", "evaluate only the points i with i % N == K (job arrays)",
       .kind = CLI_CUSTOM, .offset = OFF(shard), .parse = cli_parse_shard,
       .expect = "K/N with 0 <= K < N" },
+    { "--jobs", 'j', "N",
+      "simulate N points at a time (default: the processors online); the output is the same "
+      "for any N",
+      .kind = CLI_INT, .offset = OFF(jobs), .min = 1, .max = 1024 },
     { "--mpi", 0, NULL, "split the points across MPI ranks (mpirun -np N simtrain sweep ...)",
       .kind = CLI_FLAG, .offset = OFF(mpi) },
     { "--force", 0, NULL, "run a sweep of more than 10,000 points (each point is a simulation)",
@@ -292,6 +298,7 @@ static int run_sweep(struct sweep_args *a)
     if (!s)
         return rc;
     sweep_init(&sw, a->pos.items[0], s, a->set.ovr, a->set.n, a->weak);
+    sw.jobs = a->jobs ? a->jobs : par_default_jobs();
     if (text) {
         name = cli_input_text_name(&a->pos);
         sweep_set_text(&sw, name, text, len);

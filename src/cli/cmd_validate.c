@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/par.h"
 #include "cli/cmd.h"
 #include "config/config.h"
 #include "fit/validate.h"
@@ -17,6 +18,7 @@ struct validate_args {
     const char *json, *plot, *bands;
     const char *overlay; /* --profile-overlay FILE */
     bool markdown, quiet;
+    int jobs; /* 0: not given (the processors online) */
 };
 
 #define OFF(field) offsetof(struct validate_args, field)
@@ -33,6 +35,10 @@ static const struct cli_opt validate_opts[] = {
     { "--markdown", 0, NULL, "print Markdown tables", .kind = CLI_FLAG, .offset = OFF(markdown) },
     { "--quiet", 'q', NULL, "print no table (for --json and --plot)", .kind = CLI_FLAG,
       .offset = OFF(quiet) },
+    { "--jobs", 'j', "N",
+      "simulate N rows at a time (default: the processors online); the output is the same "
+      "for any N",
+      .kind = CLI_INT, .offset = OFF(jobs), .min = 1, .max = 1024 },
     { "--profile-overlay", 0, "FILE",
       "set the host: costs of FILE (the overlay `simtrain calibrate` writes, docs/host.md) on "
       "every row, over its framework profile and set column",
@@ -74,7 +80,7 @@ int cmd_validate(int argc, char **argv)
 {
     struct validate_args a = { 0 };
     struct cfg_overlay ov;
-    struct validate_hooks hooks = { predict_overlaid, NULL, &ov };
+    struct validate_hooks hooks = { .ctx = &ov };
     struct validate_report *reps;
     enum cli_result pr = cli_parse(&cmd_validate_spec, argc, argv, &a);
     int rc = 0, n = 0;
@@ -91,9 +97,11 @@ int cmd_validate(int argc, char **argv)
         cli_release(&cmd_validate_spec, &a);
         return 1;
     }
+    hooks.predict = a.overlay ? predict_overlaid : NULL;
+    hooks.jobs = a.jobs ? a.jobs : par_default_jobs();
     reps = xcalloc((size_t)a.pos.n, sizeof(*reps));
     for (; !rc && n < a.pos.n; n++)
-        if (validate_file(a.pos.items[n], a.overlay ? &hooks : NULL, &reps[n], stderr))
+        if (validate_file(a.pos.items[n], &hooks, &reps[n], stderr))
             rc = 1;
     /* after reading: an output may not be one of the inputs (base/files.h) */
     if (!rc && cli_check_outputs(&cmd_validate_spec, (const char *const[]){ a.json, a.bands }, 2,

@@ -5,6 +5,7 @@
  * the simulator (bench_engine measures it).
  */
 #include "engine/engine.h"
+#include "engine/radix.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -17,10 +18,17 @@ void engine_init(struct engine *e)
 {
     memset(e, 0, sizeof(*e));
     e->ring = 1;
+    e->radix_min = ENGINE_RADIX_MIN;
 }
 
 void engine_release(struct engine *e)
 {
+    struct radix *q = e->rq ? e->rq : e->spare;
+
+    if (q) {
+        radix_release(q);
+        free(q);
+    }
     free(e->heap);
     engine_init(e);
 }
@@ -94,18 +102,88 @@ static inline void ring_push(struct engine *e, const struct event *ev)
     e->n++;
 }
 
+static int cmp_event(const void *a, const void *b)
+{
+    return before(a, b) ? -1 : before(b, a);
+}
+
+/* The heap's events into a radix heap, in (t, seq) order (each bucket keeps that order). */
+static void to_radix(struct engine *e)
+{
+    struct radix *q = e->spare;
+
+    if (!q) {
+        q = xmalloc(sizeof(*q));
+        radix_init(q, e->now);
+    }
+    e->spare = NULL;
+    q->last = e->now; /* empty: only its arrays are kept */
+    qsort(e->heap, e->n, sizeof(*e->heap), cmp_event);
+    for (size_t i = 0; i < e->n; i++) {
+        bool ok = radix_push(q, &e->heap[i]);
+        assert(ok && "a pending event before the current time");
+        (void)ok;
+    }
+    e->rq = q;
+}
+
+/* The radix heap's events back into heap[], earliest first: a ring (ring = 1) or a heap. */
+static void from_radix(struct engine *e, int ring)
+{
+    struct radix *q = e->rq;
+    size_t n = 0;
+
+    if (e->cap < q->n) {
+        size_t cap = e->cap ? e->cap : 64;
+        while (cap < q->n)
+            cap *= 2;
+        free(e->heap);
+        e->heap = xmalloc(cap * sizeof(*e->heap));
+        e->cap = cap;
+    }
+    while (radix_pop(q, &e->heap[n]))
+        n++;
+    assert(n == e->n);
+    e->rq = NULL;
+    e->spare = q;
+    e->head = 0;
+    e->ring = ring;
+}
+
 void engine_push_slow(struct engine *e, const struct event *ev)
 {
+    if (e->rq) {
+        if (radix_push(e->rq, ev)) {
+            e->n++;
+            return;
+        }
+        from_radix(e, 0); /* an event before one already run: back to the heap for good */
+        e->no_radix = 1;
+    }
     if (e->n == e->cap)
         grow(e);
     if (e->ring && e->n >= ENGINE_RING_MAX) {
         linearize(e, e->heap);
         e->ring = 0;
     }
-    if (e->ring)
+    if (e->ring) {
         ring_push(e, ev);
-    else
+    } else {
         heap_push(e, ev);
+        if (e->n >= e->radix_min && !e->no_radix)
+            to_radix(e);
+    }
+}
+
+/* The earliest event of the radix heap into *out; back to a ring when few are left. */
+static void radix_take(struct engine *e, struct event *out)
+{
+    bool ok = radix_pop(e->rq, out);
+
+    assert(ok);
+    (void)ok;
+    if (--e->n <= ENGINE_RING_MIN)
+        from_radix(e, 1);
 }
 
 /* Back to a ring: sort the few events left (insertion sort). */
@@ -157,6 +235,10 @@ int engine_pop(struct engine *e, struct event *out)
 {
     if (e->n == 0)
         return 0;
+    if (e->rq) {
+        radix_take(e, out);
+        return 1;
+    }
     if (!e->ring) {
         heap_pop(e, out);
         return 1;
@@ -183,7 +265,10 @@ sim_time engine_run(struct engine *e)
             e->n--;
         } else {
             struct event ev;
-            heap_pop(e, &ev);
+            if (e->rq)
+                radix_take(e, &ev);
+            else
+                heap_pop(e, &ev);
             e->now = ev.t;
             fn = ev.fn;
             ctx = ev.ctx;

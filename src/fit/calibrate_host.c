@@ -70,7 +70,7 @@ static int predict_with(const struct scenario *s, struct prediction *out, char *
 static int evaluate(const struct host_fit_spec *spec, const double *us, struct validate_report *rep)
 {
     struct eval e = { spec, us };
-    struct validate_hooks h = { predict_with, NULL, &e };
+    struct validate_hooks h = { predict_with, NULL, &e, 0 };
 
     return validate_file(spec->path, &h, rep, NULL);
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/par.h"
 #include "config/config.h"
 #include "fit/fit.h"
 
@@ -186,12 +187,20 @@ static int read_row_head(struct runner *ru, int i, const int *col, struct valida
     return 0;
 }
 
-static void evaluate_row(struct runner *ru, int i, const int *col)
+/* A row between its reading and its comparison: the scenario to predict, the prediction. */
+struct pending {
+    bool predict; /* the row reached its prediction */
+    int rc;       /* the predictor's status */
+    struct scenario s;
+    struct prediction p;
+    char reason[256];
+};
+
+/* Everything of row i before its prediction (serial: the caches of hardware and profiles). */
+static void prepare_row(struct runner *ru, int i, const int *col, struct pending *pd)
 {
     struct validate_row *r = &ru->rep->rows[i];
     const struct hardware *hw;
-    struct scenario s;
-    struct prediction p;
     char reason[256] = "";
 
     if (read_row_head(ru, i, col, r))
@@ -205,26 +214,53 @@ static void evaluate_row(struct runner *ru, int i, const int *col)
                  reason[0] ? reason : "cannot load the hardware description");
         return;
     }
-    if (validate_row_scenario(ru->rep->csv, i, hw, ru->profiles, &s, r->reason, sizeof(r->reason)))
+    if (validate_row_scenario(ru->rep->csv, i, hw, ru->profiles, &pd->s, r->reason,
+                              sizeof(r->reason)))
         return;
-    r->reading = s.fw.reading;
-    band_regime_of(&s, &r->regime);
-    memset(&p, 0, sizeof(p));
-    reason[0] = '\0';
-    if ((ru->hooks && ru->hooks->predict
-             ? ru->hooks->predict(&s, &p, reason, sizeof(reason), ru->hooks->ctx)
-             : predict_scenario(&s, &p, reason, sizeof(reason)))) {
-        set_str(r->reason, sizeof(r->reason), reason[0] ? reason : "simulation failed");
+    r->reading = pd->s.fw.reading;
+    band_regime_of(&pd->s, &r->regime);
+    pd->predict = true;
+}
+
+struct predict_ctx {
+    const struct validate_hooks *hooks;
+    struct pending *pd;
+};
+
+/* The prediction of one prepared row: independent of every other row (par_for()). */
+static void predict_row(void *ctx, long i)
+{
+    const struct predict_ctx *c = ctx;
+    const struct validate_hooks *h = c->hooks;
+    struct pending *pd = &c->pd[i];
+
+    if (!pd->predict)
+        return;
+    memset(&pd->p, 0, sizeof(pd->p));
+    pd->reason[0] = '\0';
+    pd->rc = h && h->predict ? h->predict(&pd->s, &pd->p, pd->reason, sizeof(pd->reason), h->ctx)
+                             : predict_scenario(&pd->s, &pd->p, pd->reason, sizeof(pd->reason));
+}
+
+/* The comparison of a predicted row with its measurement. */
+static void finish_row(struct validate_row *r, const struct pending *pd)
+{
+    const struct prediction *p = &pd->p;
+
+    if (!pd->predict)
+        return;
+    if (pd->rc) {
+        set_str(r->reason, sizeof(r->reason), pd->reason[0] ? pd->reason : "simulation failed");
         return;
     }
-    if (!p.fits && r->metric != VM_PEAK_MEM && r->metric != VM_PEAK_RESERVED) {
+    if (!p->fits && r->metric != VM_PEAK_MEM && r->metric != VM_PEAK_RESERVED) {
         snprintf(r->reason, sizeof(r->reason),
                  "does not fit: predicted peak %.1f GiB per GPU exceeds %.1f GiB",
-                 p.peak_mem_bytes / (1024.0 * 1024 * 1024),
-                 p.capacity_bytes / (1024.0 * 1024 * 1024));
+                 p->peak_mem_bytes / (1024.0 * 1024 * 1024),
+                 p->capacity_bytes / (1024.0 * 1024 * 1024));
         return;
     }
-    r->predicted = metric_of((enum validate_metric)r->metric, &p);
+    r->predicted = metric_of((enum validate_metric)r->metric, p);
     if (!(r->predicted > 0) || !isfinite(r->predicted)) {
         snprintf(r->reason, sizeof(r->reason), "prediction is not a positive number (%g)",
                  r->predicted);
@@ -273,6 +309,8 @@ int validate_table(struct csv_table *t, const struct validate_hooks *hooks,
                    struct validate_report *out, FILE *diag)
 {
     struct runner ru = { .hooks = hooks, .rep = out };
+    struct predict_ctx pc = { .hooks = hooks };
+    struct pending *pd;
     int col[C_COUNT];
 
     memset(out, 0, sizeof(*out));
@@ -284,8 +322,14 @@ int validate_table(struct csv_table *t, const struct validate_hooks *hooks,
     out->rows = xcalloc((size_t)(t->nrows ? t->nrows : 1), sizeof(*out->rows));
     out->nrows = t->nrows;
     ru.profiles = out->profiles = validate_profiles_new();
+    pd = xcalloc((size_t)(t->nrows ? t->nrows : 1), sizeof(*pd));
     for (int i = 0; i < t->nrows; i++)
-        evaluate_row(&ru, i, col);
+        prepare_row(&ru, i, col, &pd[i]);
+    pc.pd = pd;
+    par_for(hooks && hooks->jobs > 1 ? hooks->jobs : 1, t->nrows, predict_row, &pc);
+    for (int i = 0; i < t->nrows; i++)
+        finish_row(&out->rows[i], &pd[i]);
+    free(pd);
     summarize(out);
     for (int i = 0; i < ru.ncache; i++) {
         free(ru.cache[i].stem);

@@ -96,12 +96,16 @@ struct validate_report {
  * Test doubles: a predictor and a hardware source. NULL members use the real
  * ones (predict_scenario(), cfg_load_hardware() cached per stem).
  * load_hw returns a borrowed description, or NULL with reason[] filled.
+ * jobs: threads for the rows' predictions (0 or 1: the calling thread alone); the rows are
+ * read and compared in order on the calling thread, so the report is the same for any jobs.
+ * A predict hook must then be safe to call from several threads at once.
  */
 struct validate_hooks {
     int (*predict)(const struct scenario *s, struct prediction *out, char *reason,
                    size_t reason_len, void *ctx);
     const struct hardware *(*load_hw)(const char *stem, char *reason, size_t reason_len, void *ctx);
     void *ctx;
+    int jobs;
 };
 
 /*

@@ -75,6 +75,9 @@ struct sweep {
      * reloads load it from memory under text_name. NULL: reload `path`. Borrowed. */
     const char *text, *text_name;
     size_t text_len;
+    /* Threads for sweep_stream(): points are simulated this many at a time ahead of their
+     * turn and written in the same order as with one (0 or 1: the calling thread alone). */
+    int jobs;
 };
 
 enum sweep_status {

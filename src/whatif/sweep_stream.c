@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/par.h"
 #include "config/config.h"
 
 struct group_base {
@@ -43,6 +44,12 @@ struct stream {
     struct sweep_point *held;    /* simulated ahead of their turn, by index */
     long nheld;
     size_t cap_held;
+    int k, n; /* the shard */
+    /* With sw->jobs > 1: points simulated in parallel before anything asked for them, by
+     * index (a point is a function of its index alone, so taking one here is the same as
+     * simulating it at its turn). */
+    struct sweep_point *ahead;
+    long nahead;
 };
 
 static long group_of(const struct stream *st, long index)
@@ -109,9 +116,54 @@ static void progress_line(const struct stream *st, const struct sweep_point *p)
         fprintf(st->progress, ": %s\n", p->reason);
 }
 
-static void evaluate(const struct stream *st, long index, struct sweep_point *p)
+struct batch {
+    const struct sweep *sw;
+    struct sweep_point *pts;
+    const long *index;
+};
+
+static void run_one(void *ctx, long i)
 {
-    sweep_run_point(st->sw, index, p);
+    const struct batch *b = ctx;
+
+    sweep_run_point(b->sw, b->index[i], &b->pts[i]);
+}
+
+/*
+ * Point `index` from the points simulated ahead; on a miss, simulate it and the next points
+ * of the shard (jobs x 4 in all, on sw->jobs threads) first.
+ */
+static void take_ahead(struct stream *st, long index, struct sweep_point *p)
+{
+    const struct sweep *sw = st->sw;
+    long want = (long)sw->jobs * 4, *idx;
+    struct batch b = { .sw = sw };
+
+    for (long i = 0; i < st->nahead; i++)
+        if (st->ahead[i].index == index) {
+            *p = st->ahead[i];
+            return;
+        }
+    free(st->ahead);
+    idx = xcalloc((size_t)want, sizeof(*idx));
+    st->nahead = 0;
+    for (long j = index; j < sw->npoints && st->nahead < want; j++)
+        if (j % st->n == st->k)
+            idx[st->nahead++] = j;
+    st->ahead = xcalloc((size_t)st->nahead, sizeof(*st->ahead));
+    b.pts = st->ahead;
+    b.index = idx;
+    par_for(sw->jobs, st->nahead, run_one, &b);
+    free(idx);
+    *p = st->ahead[0];
+}
+
+static void evaluate(struct stream *st, long index, struct sweep_point *p)
+{
+    if (st->sw->jobs > 1)
+        take_ahead(st, index, p);
+    else
+        sweep_run_point(st->sw, index, p);
     progress_line(st, p);
 }
 
@@ -200,12 +252,14 @@ static void apply_base(const struct group_base *b, long group, struct sweep_poin
     p->strong_eff = b->step_s * b->gpus / (p->step_s * p->gpus);
 }
 
-static void init(struct stream *st, const struct sweep *sw, FILE *progress)
+static void init(struct stream *st, const struct sweep *sw, int k, int n, FILE *progress)
 {
     long groups = 1;
 
     memset(st, 0, sizeof(*st));
     st->sw = sw;
+    st->k = k;
+    st->n = n;
     st->progress = progress;
     st->uniform = true;
     for (int a = sw->naxes - 1; a >= 0; a--) {
@@ -224,7 +278,7 @@ void sweep_stream(const struct sweep *sw, int k, int n, const struct sweep_sink 
 {
     struct stream st;
 
-    init(&st, sw, progress);
+    init(&st, sw, k, n, progress);
     for (long i = 0; i < sw->npoints; i++) {
         struct sweep_point p;
         bool have = false;
@@ -245,5 +299,6 @@ void sweep_stream(const struct sweep *sw, int k, int n, const struct sweep_sink 
         sink->point(sink->ctx, sw, &p);
     }
     free(st.held);
+    free(st.ahead);
     free(st.base);
 }

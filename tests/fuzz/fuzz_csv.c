@@ -78,7 +78,7 @@ static const struct hardware *load_hw(const char *stem, char *reason, size_t rea
 
 static void fuzz_validate(struct csv_table *t)
 {
-    const struct validate_hooks hooks = { predict, load_hw, NULL };
+    const struct validate_hooks hooks = { predict, load_hw, NULL, 0 };
     struct validate_report rep;
 
     if (validate_table(t, &hooks, &rep, devnull) == 0) {
