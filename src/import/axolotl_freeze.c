@@ -103,6 +103,7 @@ static void walk(struct ax *a, struct pat *ps, int np, double *total, double *tr
     double q = m->heads * hd, kv = m->kv_heads * hd, f = key_num(a, "workload.ffn_hidden", 0);
     double fe = key_num(a, "workload.moe.ffn_hidden", f);
     double shared = key_num(a, "workload.moe.shared_experts", 0);
+    int freq = (int)key_num(a, "workload.moe.layer_freq", 1); /* as workload_is_moe() */
     const char *act = imp_get(a->im, "workload.activation"),
                *bias = imp_get(a->im, "workload.bias");
     bool gated = !act || strcmp(act, "gelu") != 0, biased = bias && strcmp(bias, "true") == 0;
@@ -126,7 +127,7 @@ static void walk(struct ax *a, struct pat *ps, int np, double *total, double *tr
         param(ps, np, total, trained, n, h);
         snprintf(n, sizeof(n), "model.layers.%d.post_attention_layernorm.weight", l);
         param(ps, np, total, trained, n, h);
-        if (m->experts > 0) {
+        if (m->experts > 0 && (l + 1) % (freq > 0 ? freq : 1) == 0) {
             snprintf(n, sizeof(n), "model.layers.%d.%s.gate.weight", l,
                      mixtral ? "block_sparse_moe" : "mlp");
             param(ps, np, total, trained, n, (double)m->experts * h);
@@ -202,6 +203,11 @@ int ax_unfrozen(struct ax *a)
         regfree(&ps[i].re);
     if (a->im->errors > before)
         return -1;
+    if (trained < total)
+        imp_note(a->im, FATE_APPROX, ax_key(a, "unfrozen_parameters"),
+                 "unfrozen_parameters: the trained share is spread evenly over the layers and "
+                 "their parts; the backward still runs below the lowest trained parameter "
+                 "(docs/memory.md)");
     imp_putf(a->im, "training.trainable_fraction",
              imp_fmt(a->im,
                      "%s: %.0f of %.0f parameters match and train, the rest frozen "
