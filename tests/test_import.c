@@ -354,6 +354,63 @@ static void check_optimizer_words(const char *const (*want)[2], size_t n, const 
     rmdir(dir);
 }
 
+/*
+ * Axolotl unfrozen_parameters (utils/freeze.py freeze_layers_except): the regexes match the
+ * transformers names of the imported model, Axolotl's way (a "." is literal, re.match anchors
+ * at the start, a trailing [:n] range keeps the whole parameter trainable); Llama 3.1 8B with
+ * its embedding, its head and the MLPs of layers 30-31: 2 x 128256 x 4096 + 2 x 3 x 4096 x
+ * 14336 of 8030261248 parameters train. A pattern that matches nothing is refused at its line.
+ */
+static void test_import_axolotl_unfrozen_parameters(void **state)
+{
+    char dir[] = "/tmp/simtrain-import-XXXXXX", *yml, *text, *diag = NULL;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    yml = scratch(dir, "u.yml",
+                  "base_model: org/model\n"
+                  "bf16: true\n"
+                  "unfrozen_parameters:\n"
+                  "  - ^lm_head.weight$\n"
+                  "  - ^model.embed_tokens.weight$[:32000]\n"
+                  "  - model.layers.3[0-1]+.mlp.*\n");
+    text = import(IMPORT_AXOLOTL, yml, "dgx-h100", 1, HF("meta-llama--Meta-Llama-3.1-8B"), false,
+                  &diag);
+    if (!text)
+        fail_msg("%s", diag);
+    assert_non_null(strstr(text, "  trainable_fraction: 0.174713 "));
+    assert_non_null(strstr(text, "1402994688 of 8030261248 parameters match"));
+    assert_non_null(strstr(text, "  finetune: full "));
+    free(text);
+    free(diag);
+    diag = NULL;
+    free(yml);
+    yml = scratch(dir, "u.yml",
+                  "base_model: org/model\n"
+                  "unfrozen_parameters:\n"
+                  "  - ^lm_head.weight$\n"
+                  "  - model.layers.4[0-9].mlp\n");
+    assert_null(import(IMPORT_AXOLOTL, yml, "dgx-h100", 1, HF("meta-llama--Meta-Llama-3.1-8B"),
+                       false, &diag));
+    assert_non_null(strstr(diag, "u.yml:4:5: error: unfrozen_parameters: 'model.layers.4[0-9].mlp' "
+                                 "matches no parameter of this llama model"));
+    free(diag);
+    diag = NULL;
+    free(yml);
+    yml = scratch(dir, "u.yml",
+                  "base_model: org/model\n"
+                  "adapter: lora\n"
+                  "lora_target_linear: true\n"
+                  "unfrozen_parameters: [^lm_head.weight$]\n");
+    assert_null(import(IMPORT_AXOLOTL, yml, "dgx-h100", 1, HF("meta-llama--Meta-Llama-3.1-8B"),
+                       false, &diag));
+    assert_non_null(strstr(diag, "u.yml:4:1: error: unfrozen_parameters with an adapter"));
+    free(diag);
+    remove(yml);
+    rmdir(dir);
+    free(yml);
+}
+
 /* The optimizer's name says how transformers builds the AdamW step (training.optimizer_impl):
  * adamw_torch the foreach default, adamw_torch_fused fused, adamw_hf a loop per parameter. */
 static void test_import_axolotl_optimizer_impl(void **state)
@@ -496,6 +553,7 @@ int main(void)
         cmocka_unit_test(test_import_json_reader),
         cmocka_unit_test(test_import_axolotl_yaml_and_deepspeed_path),
         cmocka_unit_test(test_import_strict_order),
+        cmocka_unit_test(test_import_axolotl_unfrozen_parameters),
         cmocka_unit_test(test_import_axolotl_optimizer_impl),
         cmocka_unit_test(test_import_axolotl_torchao_optimizers),
         cmocka_unit_test(test_import_set_over_sources),

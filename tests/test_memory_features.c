@@ -4,11 +4,14 @@
  * optimizer offload, activation offloading (streams and synchronous), PEFT modules_to_save,
  * LoRA on an LLM.int8 base and DoRA.
  */
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -190,6 +193,56 @@ static void test_lora_modules_to_save(void **state)
 }
 
 /*
+ * training.trainable_fraction (Axolotl unfrozen_parameters) on a full fine-tune: the frozen
+ * share keeps its 16-bit weights only (no gradient, master copy or optimizer state), and the
+ * weight-gradient GEMMs shrink by it while the forward and input gradients stay.
+ */
+static void test_trainable_fraction(void **state)
+{
+    struct step a, b;
+    struct shard sh;
+    struct layer_cost *la = test_malloc(sizeof(*la)), *lb = test_malloc(sizeof(*lb));
+
+    (void)state;
+    step_of(&a, FT7B, NULL);
+    step_of(&b, FT7B, (const char *[]){ "training.trainable_fraction=0.25", NULL });
+    assert_true(fabs(workload_params_trainable(b.s) - 0.25 * workload_params_trainable(a.s)) < 1);
+    assert_true(same(at_peak(&b, MC_PARAMS), at_peak(&a, MC_PARAMS)));
+    assert_true(fabs(at_peak(&b, MC_MASTER) - 0.25 * at_peak(&a, MC_MASTER)) < 1e3);
+    assert_true(fabs(at_peak(&b, MC_OPTIM) - 0.25 * at_peak(&a, MC_OPTIM)) < 1e3);
+    assert_true(at_peak(&a, MC_MASTER) > 0);
+    workload_shard(a.s, &sh);
+    workload_layer(a.s, &sh, false, la);
+    workload_layer(b.s, &sh, false, lb);
+    for (int p = 0; p < PART_COUNT; p++) {
+        assert_true(lb->fwd[p] == la->fwd[p] && lb->dgrad[p] == la->dgrad[p]);
+        assert_true(lb->wgrad[p] <= la->wgrad[p]);
+    }
+    assert_true(lb->wgrad[PART_MLP] < 0.3 * la->wgrad[PART_MLP] &&
+                lb->wgrad[PART_MLP] > 0.2 * la->wgrad[PART_MLP]);
+    assert_true(b.r.step_s < a.r.step_s);
+    assert_true(workload_model_flops(b.s) < workload_model_flops(a.s));
+    test_free(la);
+    test_free(lb);
+    step_free(&a);
+    step_free(&b);
+    /* adapters freeze the base already: refused */
+    {
+        struct cfg_override o;
+        char *msg = NULL;
+        size_t len = 0;
+        FILE *d = open_memstream(&msg, &len);
+
+        assert_int_equal(cfg_override_init(&o, "training.trainable_fraction=0.5", d), 0);
+        assert_null(cfg_load_scenario(QLORA, &o, 1, d));
+        cfg_override_release(&o);
+        fclose(d);
+        assert_non_null(strstr(msg, "trainable_fraction needs finetune 'full'"));
+        free(msg);
+    }
+}
+
+/*
  * LoRA on an LLM.int8 base (Axolotl load_in_8bit): 1 B per projection weight plus an fp32
  * scale per output row; the base GEMMs' forward runs at the int8 peak after a quantization pass
  * over their inputs, their backward dequantizes the weight to 16 bits; bitsandbytes keeps each
@@ -259,6 +312,7 @@ int main(void)
         cmocka_unit_test(test_offload_params_only),
         cmocka_unit_test(test_activation_offload),
         cmocka_unit_test(test_lora_modules_to_save),
+        cmocka_unit_test(test_trainable_fraction),
         cmocka_unit_test(test_lora_int8_base),
         cmocka_unit_test(test_lora_dora),
     };

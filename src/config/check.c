@@ -515,6 +515,9 @@ static int check_memory_features(struct scenario *s, struct cfg_error *err)
         sh != SHARD_FSDP_GRAD_OP && sh != SHARD_HSDP)
         return cfg_fail(err, "training.offload",
                         "offload 'params' needs sharding zero3, fsdp, fsdp_grad_op or hsdp");
+    if (t->trainable_fraction < 1 && t->finetune != FT_FULL)
+        return cfg_fail(err, "training.trainable_fraction",
+                        "trainable_fraction needs finetune 'full' (adapters freeze the base)");
     if (t->recompute_layers < 0)
         return cfg_fail(err, "training.recompute_layers",
                         "recompute_layers (%d) must not be negative", t->recompute_layers);

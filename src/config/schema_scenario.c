@@ -268,6 +268,9 @@ static const struct field training_rows[] = {
       .doc = "whose modules: auto, megatron (fused), hf (Transformers + PEFT), litgpt" },
     { ENUM("finetune", struct training, finetune, finetune_names, "full"),
       .doc = "full training or adapters" },
+    { NUM("trainable_fraction", struct training, trainable_fraction, 0, 1, "1"),
+      .doc = "finetune full: share of the parameters that train; the rest are frozen (no "
+             "gradient, master copy or optimizer state, no weight-gradient GEMM)" },
     { SECT("lora", struct training, lora, lora_section), .doc = "LoRA / QLoRA adapters" },
     { ENUM("offload", struct training, offload, offload_names, "none"),
       .doc = "CPU offload (ZeRO-Offload / FSDP CPU offload)" },

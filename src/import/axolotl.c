@@ -602,8 +602,8 @@ int imp_axolotl(struct imp *im)
         return -1;
     a.root = a.f->doc->root;
     if (ax_refusals(&a) || model(&a) || ax_parallel(&a) || precision(&a) || batch(&a) ||
-        attention(&a) || adapter(&a) || optimizer(&a) || checkpointing(&a) || ax_distributed(&a) ||
-        ax_kernels(&a))
+        attention(&a) || adapter(&a) || ax_unfrozen(&a) || optimizer(&a) || checkpointing(&a) ||
+        ax_distributed(&a) || ax_kernels(&a))
         return -1;
     if (!a.deepspeed)
         state_dtypes(&a);

@@ -34,8 +34,6 @@ int ax_refusals(struct ax *a)
     static const char *const refuse[][2] = {
         { "reward_model", "a reward model (a sequence-classification head, chosen and rejected "
                           "sequences per sample: TRL DataCollatorForPreference) is not modelled" },
-        { "unfrozen_parameters", "training a subset of the parameters (unfrozen_parameters) is "
-                                 "not modelled" },
         { "layer_offloading", "layer_offloading (parameters to the CPU between uses) is not "
                               "modelled" },
         { "selective_checkpointing", "selective_checkpointing of listed ops is not modelled" },
@@ -56,6 +54,10 @@ int ax_refusals(struct ax *a)
                       "AutoModelForSequenceClassification: a sequence-classification "
                       "head is not modelled");
     }
+    if (truthy(ax_val(a, "unfrozen_parameters")) && truthy(ax_val(a, "adapter")))
+        imp_error(a->im, ax_key(a, "unfrozen_parameters"),
+                  "unfrozen_parameters with an adapter (listed base parameters training beside "
+                  "the adapters) is not modelled");
     if (ax_val(a, "deepspeed") && (ax_val(a, "fsdp") || ax_val(a, "fsdp_config")))
         imp_error(a->im, ax_key(a, "deepspeed"),
                   "deepspeed together with fsdp (Axolotl refuses both: "

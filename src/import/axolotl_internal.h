@@ -44,6 +44,9 @@ int ax_parallel(struct ax *a);
 int ax_distributed(struct ax *a);
 int ax_kernels(struct ax *a);
 int ax_refusals(struct ax *a);
+
+/* unfrozen_parameters: the matched share of the parameters trains (axolotl_freeze.c). */
+int ax_unfrozen(struct ax *a);
 void ax_list_unread(struct ax *a);
 
 #endif

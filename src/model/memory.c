@@ -253,8 +253,9 @@ void memory_roles(const struct scenario *s, double base, double linear, double a
         out->trainable = adapters;
         break;
     case FT_FULL:
-    default:
-        out->trainable = base;
+    default: /* a frozen share keeps its weights only (Axolotl unfrozen_parameters) */
+        out->trainable = base * s->train.trainable_fraction;
+        out->frozen = base - out->trainable;
         break;
     }
 }

@@ -184,6 +184,8 @@ struct training {
     bool compile;    /* torch.compile: casts and element-wise ops fused */
     enum rmsnorm_impl rmsnorm_impl; /* eager RMSNorm: op by op or one fused kernel */
     enum finetune finetune;
+    double trainable_fraction; /* full fine-tuning: share of the parameters that train, the
+                                  rest frozen (Axolotl unfrozen_parameters); 1 = all */
     struct lora_spec lora;
     enum offload offload;
     bool paged_optimizer; /* optimizer states in paged (unified) memory, any finetune */

@@ -46,6 +46,8 @@ void wl_gemm(const struct ctx *c, struct op *o, double m, double n, double k, do
     o->t_fwd = cost_gemm(c->gpu, c->eff, c->dt, m, n, k, batch);
     o->t_dgrad = cost_gemm(c->gpu, c->eff, c->dt, m, k, n, batch);
     o->t_wgrad = cost_gemm(c->gpu, c->eff, c->dt, k, n, m, batch);
+    if (c->frozen > 0) /* a frozen share has no weight gradient (Axolotl unfrozen_parameters) */
+        o->t_wgrad = time_scale(o->t_wgrad, 1 - c->frozen);
     o->saved = saved;
 }
 
@@ -145,6 +147,7 @@ void wl_ctx_init(struct ctx *c, const struct scenario *s, const struct shard *sh
     c->T = (double)sh->b * sh->s / sh->cp;
     c->Tn = sh->sp ? c->T / sh->tp : c->T;
     c->lora = s->train.finetune != FT_FULL;
+    c->frozen = c->lora ? 0 : 1 - s->train.trainable_fraction;
     c->qlora = s->train.finetune == FT_QLORA;
     c->int8 = s->train.finetune == FT_LORA_INT8;
     c->quant = c->qlora || c->int8;

@@ -26,6 +26,7 @@ struct ctx {
     double Tn;            /* tokens per rank in norms, dropout, residual (T / tp under SP) */
     double tp;
     bool lora;        /* LoRA or QLoRA: base weights frozen */
+    double frozen;    /* full fine-tuning: frozen share of each weight GEMM's wgrad, 0 = none */
     bool qlora;       /* base projection weights stored as NF4 */
     bool int8;        /* base projection weights stored as LLM.int8 (finetune lora_int8) */
     bool quant;       /* either: bitsandbytes keeps each projection's input for backward */

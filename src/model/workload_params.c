@@ -146,7 +146,7 @@ double workload_saved_module_params(const struct scenario *s, bool embedding)
 double workload_params_trainable(const struct scenario *s)
 {
     if (s->train.finetune == FT_FULL)
-        return workload_params_total(&s->model);
+        return workload_params_total(&s->model) * s->train.trainable_fraction;
     return workload_lora_params_total(s) + workload_saved_module_params(s, true) +
            workload_saved_module_params(s, false);
 }
@@ -197,8 +197,10 @@ double workload_model_flops(const struct scenario *s)
     struct fwd_flops f;
 
     forward_flops(s, &f);
-    if (s->train.finetune == FT_FULL) /* forward, input and weight gradients: 3x */
-        return 3 * (f.weights + f.head + f.core) * s->train.global_batch;
+    if (s->train.finetune == FT_FULL) /* forward, input and weight gradients: 3x; a frozen
+                                         share of the weights (trainable_fraction) 2x */
+        return ((2 + s->train.trainable_fraction) * (f.weights + f.head) + 3 * f.core) *
+               s->train.global_batch;
     /* frozen base weights: forward and input gradient (2x); the core (no weights), the
      * trainable adapters and a head PEFT trains (modules_to_save) 3x */
     if (workload_saved_module_params(s, false) > 0)
