@@ -33,8 +33,8 @@
  *       notes: [TEXT, ...]     what the stack does that simtrain does not model (optional)
  * A COND is a value (equal), "!=V", ">N", ">=N", "<N", "<=N", or a list of values (any of
  * them); all conditions of a rule must hold. Keys are scenario keys (docs/yaml-reference.md)
- * of the training, parallelism, ddp, zero, fsdp, nccl and host sections and workload.dropout, but not
- * the layout degrees nor training.framework itself; values are checked at load like the
+ * of the training, parallelism, ddp, zero, fsdp, nccl and host sections and workload.dropout, but
+ * not the layout degrees nor training.framework itself; values are checked at load like the
  * scenario's own. Conditions may read any scenario key.
  *
  * Memory: strings and settings live in the arena of the schema_ctx they were loaded with.

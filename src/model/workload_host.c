@@ -23,15 +23,12 @@
  *                               compiled-region call per part and direction, 44 us (guards,
  *                               device guard and launch, same table)
  *   a collective call           host.collective_enqueue, 32 us (ProcessGroupNCCL's
- *                               enqueue: 35 us with the current stream, 70 us without, for one all-reduce,
- *                               pytorch/pytorch PR #147820, measured on ROCm: the order of
- *                               magnitude only)
- *   an FSDP1 unit               per parameter tensor 10.7 us to unshard, 6.9 us to reshard,
- *                               2.7 us of write-back (use_orig_params=True, 400 parameters
- *                               in 4.27 / 2.75 / 1.07 ms: pytorch/pytorch PR #96958), each
- *                               forward and again in backward
- *   the optimizer step          training.optimizer_impl (workload_optimizer_time()): a fused
- *                               step is one kernel per group of tensors; foreach launches
+ *                               enqueue: 35 us with the current stream, 70 us without, for one
+ * all-reduce, pytorch/pytorch PR #147820, measured on ROCm: the order of magnitude only) an FSDP1
+ * unit               per parameter tensor 10.7 us to unshard, 6.9 us to reshard, 2.7 us of
+ * write-back (use_orig_params=True, 400 parameters in 4.27 / 2.75 / 1.07 ms: pytorch/pytorch PR
+ * #96958), each forward and again in backward the optimizer step          training.optimizer_impl
+ * (workload_optimizer_time()): a fused step is one kernel per group of tensors; foreach launches
  *                               each op per group of up to 48 tensors (multi_tensor_apply's
  *                               depth-4 list); a Python loop launches 9 kernels per
  *                               parameter tensor (memory.c lists them), and with a device
