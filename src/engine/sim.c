@@ -32,31 +32,21 @@ static void init(struct sim *sm, const struct scenario *s, const struct layout *
     engine_init(&sm->eng);
 }
 
-/* splitmix64 (Steele, Lea, Flood, OOPSLA 2014): a 64-bit mix per draw, no state to carry. */
-static uint64_t mix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
 /*
  * Rank `rank`'s host speed: a log-normal multiplier of mean 1 and coefficient of variation
  * host.jitter (1 without jitter), a function of (seed, rank) alone, so that a rank draws the
- * same speed whichever ranks are simulated (Box-Muller on two splitmix64 draws).
+ * same speed whichever ranks are simulated (Box-Muller on two splitmix64 draws, base/util.h).
  */
 static double host_draw(const struct host_cfg *h, int rank)
 {
-    uint64_t a, b;
+    uint64_t state = ((uint64_t)(uint32_t)h->seed << 32) | (uint32_t)rank, a;
     double u1, u2, z, sigma;
 
     if (!(h->jitter > 0))
         return 1.0;
-    a = mix64(((uint64_t)(uint32_t)h->seed << 32) | (uint32_t)rank);
-    b = mix64(a);
+    a = rng_next(&state);
     u1 = ((double)(a >> 11) + 0.5) / 9007199254740992.0; /* (0, 1) */
-    u2 = (double)(b >> 11) / 9007199254740992.0;
+    u2 = rng_uniform(&a); /* the second draw: splitmix64 seeded with the first */
     z = sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
     sigma = sqrt(log(1 + h->jitter * h->jitter));
     return exp(sigma * z - sigma * sigma / 2);

@@ -17,31 +17,18 @@
 
 #include "import/import.h"
 
+#include "fuzz_scratch.h"
+
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static FILE *devnull;
 static char scratch[] = "/tmp/simtrain-fuzz-args-XXXXXX";
-
-static void remove_scratch(void)
-{
-    remove(scratch);
-}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    int fd;
-
     (void)argc;
     (void)argv;
-    if (!getenv("SIMTRAIN_DATA"))
-        setenv("SIMTRAIN_DATA", "tests/fixtures", 1);
-    devnull = fopen("/dev/null", "w");
-    fd = mkstemp(scratch);
-    if (fd >= 0) {
-        close(fd);
-        atexit(remove_scratch);
-    }
+    fuzz_scratch_init(scratch);
     return 0;
 }
 
