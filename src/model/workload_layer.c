@@ -119,42 +119,25 @@ static void residual_op(const struct ctx *c, struct op *ops, int *n, const char 
 }
 
 /*
- * The unfused attention's softmax over `probs` scores, then its dropout, as
- * separate kernels (Megatron CoreAttention / ParallelAttention: `attention_probs
- * = self.scale_mask_softmax(...)`, then `self.attention_dropout(attention_probs)`,
- * a torch.nn.Dropout; Hugging Face eager attention the same).
- * - Softmax: Megatron's fused causal kernel (cost_fused_softmax(), measured
- *   efficiency); eager code PyTorch's softmax, reading and writing full rows
- *   forward, reading the output gradient and output and writing the input
- *   gradient backward (3p per score, not twice the forward). It saves its
- *   output for its own backward (KOR22 §4.1: 2as^2b).
- * - Dropout: PyTorch's fused_dropout kernel reads the probabilities and writes
- *   the dropped copy and a 1-byte mask; its backward (_masked_scale) reads the
- *   gradient and the mask and writes the input gradient: 2p + 1 bytes per
- *   score each way. It saves the mask and its output (the AV GEMM's input;
- *   KOR22: as^2b + 2as^2b). FlashAttention App. E.6 measures this kernel on an
- *   A100 40GB: with dropout minus without, at batch 16, 8 heads, sequence 2048,
- *   +2.24 to +2.28 ms forward and +1.94 to +1.95 ms backward (Tables 15/18,
- *   16/19; PyTorch and Megatron rows); 5 B per score at the stream rate gives
- *   2.11 ms each way (test_workload.c).
- */
-/*
  * Megatron's FusedScaleMaskSoftmax runs its fused causal kernel only when
- * is_kernel_available() holds: 16 < sk <= 4096, sq and sk multiples of 4 and
+ * is_kernel_available() holds: sq and sk multiples of 4, 16 < sk <= 16384, and
  * b * np (micro-batch times the heads of one tensor-parallel rank) a multiple
- * of 4, the kernel's batches per block (4 at these lengths: one warp per row,
- * 128 threads) dividing it (Megatron-LM megatron/model/fused_softmax.py, the
- * module Megatron-DeepSpeed keeps; an older copy allows sk <= 2048). Otherwise
- * forward_torch_softmax() runs eager tensor ops: `input.float()` (the scores
- * are fp16 and softmax_in_fp32 is forced by query-key layer scaling), `input *
- * self.scale`, the mask function's masked_fill_, torch.nn.Softmax, `.half()`.
- * Example: 16 heads over tp 8 at micro-batch 1 gives b * np = 2.
+ * of 4 and of the kernel's batches per block (one warp per row, 128 threads: 4
+ * rows per block, 8 when sk <= 128) (Megatron-LM megatron/model/fused_softmax.py,
+ * the module Megatron-DeepSpeed keeps; older copies stop at sk <= 2048 or 4096,
+ * not modelled, nor fp32 inputs). Otherwise forward_torch_softmax() runs eager
+ * tensor ops: `input.float()` (fp16/bf16 scores, softmax_in_fp32 forced by
+ * query-key layer scaling), `input * self.scale`, the mask function's
+ * masked_fill_, torch.nn.Softmax, `.half()`. Example: 16 heads over tp 8 at
+ * micro-batch 1 give b * np = 2.
  */
 static bool softmax_fallback(const struct ctx *c, long bnp, long sq, long sk)
 {
+    long per_block = sk <= 128 ? 8 : 4;
+
     if (c->eager)
         return false;
-    return !(sk > 16 && sk <= 4096 && sq % 4 == 0 && sk % 4 == 0 && bnp % 4 == 0);
+    return !(sk > 16 && sk <= 16384 && sq % 4 == 0 && sk % 4 == 0 && bnp % per_block == 0);
 }
 
 /*
@@ -177,6 +160,26 @@ static void softmax_torch(const struct ctx *c, struct op *o, double probs)
     o->saved = 4 * probs;
 }
 
+/*
+ * The unfused attention's softmax over `probs` scores, then its dropout, as
+ * separate kernels (Megatron CoreAttention / ParallelAttention: `attention_probs
+ * = self.scale_mask_softmax(...)`, then `self.attention_dropout(attention_probs)`,
+ * a torch.nn.Dropout; Hugging Face eager attention the same).
+ * - Softmax: Megatron's fused causal kernel (cost_fused_softmax(), measured
+ *   efficiency) or, where it is unavailable, its PyTorch path (softmax_torch()); eager code
+ * PyTorch's softmax, reading and writing full rows forward, reading the output gradient and output
+ * and writing the input gradient backward (3p per score, not twice the forward). It saves its
+ *   output for its own backward (KOR22 §4.1: 2as^2b).
+ * - Dropout: PyTorch's fused_dropout kernel reads the probabilities and writes
+ *   the dropped copy and a 1-byte mask; its backward (_masked_scale) reads the
+ *   gradient and the mask and writes the input gradient: 2p + 1 bytes per
+ *   score each way. It saves the mask and its output (the AV GEMM's input;
+ *   KOR22: as^2b + 2as^2b). FlashAttention App. E.6 measures this kernel on an
+ *   A100 40GB: with dropout minus without, at batch 16, 8 heads, sequence 2048,
+ *   +2.24 to +2.28 ms forward and +1.94 to +1.95 ms backward (Tables 15/18,
+ *   16/19; PyTorch and Megatron rows); 5 B per score at the stream rate gives
+ *   2.11 ms each way (test_workload.c).
+ */
 static void softmax_ops(const struct ctx *c, struct op *ops, int *n, double probs, bool fallback)
 {
     double p = c->p;
