@@ -180,6 +180,21 @@ for f in /etc/passwd; do # a path to a file of another kind: refused, its text n
     refused "import hf-config $f" "error: invalid JSON" import hf-config "$f"
     grep -q root "$tmp/err" && fail "import hf-config $f echoes the file: $(cat "$tmp/err")"
 done
+# a byte that is no UTF-8 text, or a terminal escape, after the first line: the position, and
+# none of the file's bytes (the first-byte case above, made consistent: base/diag.c echoable())
+printf 'hardware: tiny-box\nworkload: tiny-llama\ndescription: "caf\377 secret"\n' >"$tmp/u.yaml"
+printf 'hardware: tiny-box\nworkload: tiny-llama\ndescription: "\033[2J secret"\n' >"$tmp/e.yaml"
+printf '{\n  "hidden_size": 512,\n  "model_type": "ll\377 secret"\n}\n' >"$tmp/u.json"
+printf '{\n  "hidden_size": 512,\n  "model_type": "\033[31m secret"\n}\n' >"$tmp/e.json"
+for f in u.yaml e.yaml; do
+    refused "a scenario with a bad byte on line 3 ($f)" "$tmp/$f:3:" "$tmp/$f"
+    grep -q secret "$tmp/err" && fail "simtrain $f echoes the file: $(cat "$tmp/err")"
+done
+for f in u.json e.json; do
+    refused "an HF config with a bad byte on line 3 ($f)" "$tmp/$f:3:" import hf-config "$tmp/$f" \
+        --hardware tiny-box --gpus 8
+    grep -q secret "$tmp/err" && fail "import hf-config $f echoes the file: $(cat "$tmp/err")"
+done
 
 [ $failures -eq 0 ] || exit 1
 echo "reproducers: $n runs ok"
