@@ -746,6 +746,52 @@ static void test_workload_host_time_small_layers(void **state)
 }
 
 /*
+ * Megatron's fused softmax needs b * np, the micro-batch times one tensor-parallel rank's heads,
+ * to be a multiple of 4 (FusedScaleMaskSoftmax.is_kernel_available, workload_layer.c): 16 heads
+ * over tp 8 at micro-batch 1 give 2, so the PyTorch path runs; micro-batch 2 (4) and tp 4 (4)
+ * keep the kernel. By hand, 1 x 2 x 1024 x 1024 = 2,097,152 scores: forward five kernels of
+ * 6, 8, 9, 8 and 6 bytes per score, backward 6, 12, 9, 8 and 6; the fp32 output saved, 4 B per
+ * score = 8 MiB instead of the fused kernel's 2 B (4 MiB). On the host (python_op 64 us,
+ * kernel_launch 4 us): forward 4 Python ops and 4 kernels more than at micro-batch 2 (+272 us),
+ * backward 1 Python op fewer and 4 kernels more (-48 us).
+ */
+static void test_workload_megatron_softmax_fallback(void **state)
+{
+    double probs = 1.0 * 2 * 1024 * 1024;
+    static const double fwd[5] = { 6, 8, 9, 8, 6 }, bwd[5] = { 6, 12, 9, 8, 6 };
+    struct scenario tp8b1, tp8b2, tp4b1;
+    struct layer_cost a, b, c;
+    const struct op *o;
+    sim_time tf = 0, tb = 0;
+
+    (void)state;
+    gpt(&tp8b1, 1024, 16, 1024, 1, 8, false, ATTN_STANDARD);
+    gpt(&tp8b2, 1024, 16, 1024, 2, 8, false, ATTN_STANDARD);
+    gpt(&tp4b1, 1024, 16, 1024, 1, 4, false, ATTN_STANDARD);
+    tp8b1.host.python_op = tp8b2.host.python_op = 64000;
+    tp8b1.host.kernel_launch = tp8b2.host.kernel_launch = 4000;
+    layer_of(&tp8b1, &a);
+    layer_of(&tp8b2, &b);
+    layer_of(&tp4b1, &c);
+    assert_true(a.softmax_torch);
+    assert_false(b.softmax_torch);
+    assert_false(c.softmax_torch);
+    o = find_op(&a, "softmax");
+    for (int i = 0; i < 5; i++) {
+        tf = time_add(tf, cost_membound(&tp8b1.hw.gpu, &tp8b1.hw.eff, fwd[i] * probs));
+        tb = time_add(tb, cost_membound(&tp8b1.hw.gpu, &tp8b1.hw.eff, bwd[i] * probs));
+    }
+    assert_true(o->t_fwd == tf && o->t_dgrad == tb);
+    assert_rel(o->saved, 8.0 * 1024 * 1024, 1e-12);
+    assert_rel(find_op(&b, "softmax")->saved, 2 * 4.0 * 1024 * 1024, 1e-12);
+    assert_true(o->t_fwd > 5 * find_op(&b, "softmax")->t_fwd / 2);
+    assert_int_equal(a.host[HOST_FWD][PART_ATTN] - b.host[HOST_FWD][PART_ATTN], 272000);
+    assert_int_equal(a.host[HOST_RECOMPUTE][PART_ATTN] - b.host[HOST_RECOMPUTE][PART_ATTN], 272000);
+    assert_int_equal(a.host[HOST_BWD][PART_ATTN] - b.host[HOST_BWD][PART_ATTN], -48000);
+    assert_int_equal(a.host[HOST_FWD][PART_MLP], b.host[HOST_FWD][PART_MLP]);
+}
+
+/*
  * lora_dropout > 0: the q, v adapters read a dropped copy of the QKV input, saved with its
  * 1-byte mask, so LoRA keeps T*h more bytes per layer (the frozen QKV no longer needs x) and
  * QLoRA, whose MatMul4Bit keeps x anyway, T*h*(p + 1) more.
@@ -998,6 +1044,7 @@ int main(void)
         cmocka_unit_test(test_workload_triton_attention_slower),
         cmocka_unit_test(test_workload_attention_unpad),
         cmocka_unit_test(test_workload_host_time_small_layers),
+        cmocka_unit_test(test_workload_megatron_softmax_fallback),
         cmocka_unit_test(test_workload_lora_dropout_keeps_copy_and_mask),
         cmocka_unit_test(test_workload_cp_ring_kernels_and_merges),
         cmocka_unit_test(test_workload_torchtitan_op_sac),

@@ -165,6 +165,7 @@ struct layer_cost {
     double moe_a2a_bytes;             /* MoE: bytes one all-to-all dispatch moves per rank */
     double bwd_transient;             /* bytes of the MLP backward's activation gradients */
     sim_time host[HOST_PASSES][PART_COUNT]; /* host time to issue a part (workload_host.c), ns */
+    bool softmax_torch; /* Megatron's fused softmax fell back to its PyTorch ops (b*np % 4) */
 };
 
 struct edge_cost { /* embedding (first stage) or head + loss (last stage) */

@@ -126,13 +126,19 @@ static bool fsdp1(const struct scenario *s)
  * the other model codes, in transformers' modeling_llama.py / LitGPT's model.py: an estimate
  * of the relative weight of the parts; the cost per op is the profile's (host.python_op).
  */
-static int python_ops(const struct scenario *s, int part, bool bwd)
+static int python_ops(const struct scenario *s, const struct layer_cost *lc, int part, bool bwd)
 {
     bool megatron = scenario_model_code(s) == CODE_MEGATRON;
+    /*
+     * Megatron's softmax on its PyTorch path (lc->softmax_torch, workload_layer.c): five eager
+     * calls from Python replace the fused kernel's autograd Function forward (+4), and
+     * autograd's C++ nodes replace that Function's Python backward (-1)
+     */
+    int torch_softmax = part == PART_ATTN && megatron && lc->softmax_torch ? (bwd ? -1 : 4) : 0;
 
     if (bwd)
-        return part == PART_ATTN ? (megatron ? 4 : 2) : (megatron ? 2 : 1);
-    return part == PART_ATTN ? (megatron ? 16 : 12) : (megatron ? 6 : 4);
+        return (part == PART_ATTN ? (megatron ? 4 : 2) : (megatron ? 2 : 1)) + torch_softmax;
+    return (part == PART_ATTN ? (megatron ? 16 : 12) : (megatron ? 6 : 4)) + torch_softmax;
 }
 
 /* Operators of one part: each is one autograd node (a Function created forward, run backward). */
@@ -160,7 +166,7 @@ sim_time workload_host_time(const struct scenario *s, const struct layer_cost *l
         t = gemm * (double)INDUCTOR_KERNEL_NS + ceil(mem / 2.0) * INDUCTOR_KERNEL_NS +
             INDUCTOR_REGION_NS;
     else
-        t = (gemm + mem) * k + python_ops(s, part, bwd) * (double)h->python_op;
+        t = (gemm + mem) * k + python_ops(s, lc, part, bwd) * (double)h->python_op;
     /* the forward of a checkpointed layer runs under no_grad: no autograd nodes */
     if (pass != HOST_FWD_CKPT && !s->train.compile)
         t += autograd_nodes(lc, part) * (double)h->autograd_node;

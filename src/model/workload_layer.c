@@ -119,14 +119,56 @@ static void residual_op(const struct ctx *c, struct op *ops, int *n, const char 
 }
 
 /*
+ * Megatron's FusedScaleMaskSoftmax runs its fused causal kernel only when
+ * is_kernel_available() holds: sq and sk multiples of 4, 16 < sk <= 16384, and
+ * b * np (micro-batch times the heads of one tensor-parallel rank) a multiple
+ * of 4 and of the kernel's batches per block (one warp per row, 128 threads: 4
+ * rows per block, 8 when sk <= 128) (Megatron-LM megatron/model/fused_softmax.py,
+ * the module Megatron-DeepSpeed keeps; older copies stop at sk <= 2048 or 4096,
+ * not modelled, nor fp32 inputs). Otherwise forward_torch_softmax() runs eager
+ * tensor ops: `input.float()` (fp16/bf16 scores, softmax_in_fp32 forced by
+ * query-key layer scaling), `input * self.scale`, the mask function's
+ * masked_fill_, torch.nn.Softmax, `.half()`. Example: 16 heads over tp 8 at
+ * micro-batch 1 give b * np = 2.
+ */
+static bool softmax_fallback(const struct ctx *c, long bnp, long sq, long sk)
+{
+    long per_block = sk <= 128 ? 8 : 4;
+
+    if (c->eager)
+        return false;
+    return !(sk > 16 && sk <= 16384 && sq % 4 == 0 && sk % 4 == 0 && bnp % per_block == 0);
+}
+
+/*
+ * The fallback's five kernels per score, fp16 in and out and fp32 between:
+ * forward cast 2 + 4 B, scale 4 + 4, masked_fill_ 4 + 4 + the 1-byte mask,
+ * softmax 4 + 4, cast 4 + 2; backward the five nodes in reverse, softmax's
+ * reading its fp32 output too (4 + 4 + 4). Softmax saves its fp32 output.
+ */
+static void softmax_torch(const struct ctx *c, struct op *o, double probs)
+{
+    static const double fwd_bytes[5] = { 6, 8, 9, 8, 6 }, bwd_bytes[5] = { 6, 12, 9, 8, 6 };
+
+    o->t_fwd = o->t_dgrad = 0;
+    for (int i = 0; i < 5; i++) {
+        o->t_fwd = time_add(o->t_fwd, cost_membound(c->gpu, c->eff, fwd_bytes[i] * probs));
+        o->t_dgrad = time_add(o->t_dgrad, cost_membound(c->gpu, c->eff, bwd_bytes[i] * probs));
+    }
+    o->bytes = 37 * probs;
+    o->extra_kernels_fwd = o->extra_kernels_bwd = 4;
+    o->saved = 4 * probs;
+}
+
+/*
  * The unfused attention's softmax over `probs` scores, then its dropout, as
  * separate kernels (Megatron CoreAttention / ParallelAttention: `attention_probs
  * = self.scale_mask_softmax(...)`, then `self.attention_dropout(attention_probs)`,
  * a torch.nn.Dropout; Hugging Face eager attention the same).
  * - Softmax: Megatron's fused causal kernel (cost_fused_softmax(), measured
- *   efficiency); eager code PyTorch's softmax, reading and writing full rows
- *   forward, reading the output gradient and output and writing the input
- *   gradient backward (3p per score, not twice the forward). It saves its
+ *   efficiency) or, where it is unavailable, its PyTorch path (softmax_torch()); eager code
+ * PyTorch's softmax, reading and writing full rows forward, reading the output gradient and output
+ * and writing the input gradient backward (3p per score, not twice the forward). It saves its
  *   output for its own backward (KOR22 §4.1: 2as^2b).
  * - Dropout: PyTorch's fused_dropout kernel reads the probabilities and writes
  *   the dropped copy and a 1-byte mask; its backward (_masked_scale) reads the
@@ -138,20 +180,22 @@ static void residual_op(const struct ctx *c, struct op *ops, int *n, const char 
  *   16/19; PyTorch and Megatron rows); 5 B per score at the stream rate gives
  *   2.11 ms each way (test_workload.c).
  */
-static void softmax_ops(const struct ctx *c, struct op *ops, int *n, double probs)
+static void softmax_ops(const struct ctx *c, struct op *ops, int *n, double probs, bool fallback)
 {
     double p = c->p;
     struct op *o = wl_add_op(ops, n, MAX_OPS, "softmax", OP_MEM, PART_ATTN, SEG_CORE);
 
     o->bytes = 2 * p * probs;
+    o->saved = p * probs;
     if (c->eager) {
         o->t_fwd = cost_membound(c->gpu, c->eff, 2 * p * probs);
         o->t_dgrad = cost_membound(c->gpu, c->eff, 3 * p * probs);
+    } else if (fallback) {
+        softmax_torch(c, o, probs);
     } else {
         o->t_fwd = cost_fused_softmax(c->gpu, c->eff, probs, p, true, false);
         o->t_dgrad = cost_fused_softmax(c->gpu, c->eff, probs, p, true, true);
     }
-    o->saved = p * probs;
     o->core = true;
     if (!c->s->model.dropout)
         return;
@@ -250,7 +294,9 @@ static void attention_ops(const struct ctx *c, const struct shard *sh, struct la
         o->kept = o->saved; /* Q and K are the recomputation's inputs (KOR22 §5) */
         if (m->attn_softcap)
             wl_softcap_op(c, ops, n, MAX_OPS, "attn_softcap", PART_ATTN, probs, true);
-        softmax_ops(c, ops, n, probs);
+        lc->softmax_torch =
+            softmax_fallback(c, (long)sh->b * (m->heads / sh->tp), sh->s / sh->cp, sh->s);
+        softmax_ops(c, ops, n, probs, lc->softmax_torch);
         o = wl_add_op(ops, n, MAX_OPS, "attn_values", OP_GEMM, PART_ATTN, SEG_CORE);
         wl_gemm(c, o, sq, d, sk, b * heads, p * T * kv);
         o->t_wgrad = 0;
