@@ -112,10 +112,11 @@ hardware.nodes	tests/fixtures/scenarios/minimal.yaml	--set hardware=tiny-box --s
 hardware.network.fabric_levels	tests/fixtures/scenarios/minimal.yaml	--set hardware=tiny-box --set training.global_batch=64 --set cluster.nodes=2 --set hardware.network.rail_optimized=false
 hardware.network.oversubscription	tests/fixtures/scenarios/minimal.yaml	--set hardware=tiny-box --set training.global_batch=64 --set cluster.nodes=2 --set hardware.network.rail_optimized=false
 hardware.network.hop_latency	tests/fixtures/scenarios/minimal.yaml	--set hardware=tiny-box --set training.global_batch=64 --set cluster.nodes=2 --set hardware.network.rail_optimized=false
-# unfused attention
+# unfused attention (Megatron's fused softmax: micro-batch x heads a multiple of 4, else its
+# PyTorch fallback runs, model/workload_layer.c)
 hardware.efficiency.attn_standard	tests/fixtures/scenarios/minimal.yaml	--set training.attention=standard
-hardware.efficiency.softmax_fwd	tests/fixtures/scenarios/minimal.yaml	--set training.attention=standard --set training.model_code=megatron
-hardware.efficiency.softmax_bwd	tests/fixtures/scenarios/minimal.yaml	--set training.attention=standard --set training.model_code=megatron
+hardware.efficiency.softmax_fwd	tests/fixtures/scenarios/minimal.yaml	--set training.attention=standard --set training.model_code=megatron --set training.micro_batch=2
+hardware.efficiency.softmax_bwd	tests/fixtures/scenarios/minimal.yaml	--set training.attention=standard --set training.model_code=megatron --set training.micro_batch=2
 EOF
 
 # Keys that change no prediction by design: KEY and why.
