@@ -188,8 +188,8 @@ int cfg_check_step_range(struct scenario *s, struct cfg_error *err)
     term_time(&t[1], "hardware.efficiency.gemm_latency", e->gemm_latency,
               (m->moe.experts > 0 ? 2 : 4) * (2 * passes - mbs), "GEMM");
     t[2].key = e->mem_bw < 0.1 ? "hardware.efficiency.mem_bw" : "hardware.gpu.memory_bandwidth";
-    t[2].s = bytes / rate;
-    t[2].usual = rate >= 1e10; /* 10 GB/s: below any GPU's memory since 2005 */
+    t[2].s = rate > 0 ? bytes / rate : 0; /* 0: a struct built in code, no efficiency given */
+    t[2].usual = rate >= 1e10;            /* 10 GB/s: below any GPU's memory since 2005 */
     units_format(rate, UNIT_BANDWIDTH, v, sizeof(v));
     snprintf(t[2].what, sizeof(t[2].what),
              "a memory bandwidth of %s (memory_bandwidth x efficiency.mem_bw) for %.3g B on the "
@@ -208,7 +208,7 @@ int cfg_check_step_range(struct scenario *s, struct cfg_error *err)
         double params = workload_params_trainable(s) / s->gpus;
 
         t[0].key = "hardware.node.host.adam_throughput";
-        t[0].s = params / s->hw.host.adam_Pps;
+        t[0].s = s->hw.host.adam_Pps > 0 ? params / s->hw.host.adam_Pps : 0;
         t[0].usual = s->hw.host.adam_Pps >= 1e7; /* a single core runs Adam faster */
         units_format(s->hw.host.adam_Pps, UNIT_RATE, v, sizeof(v));
         snprintf(t[0].what, sizeof(t[0].what),
