@@ -52,6 +52,29 @@ static void test_diag_style_example(void **state)
     free(out);
 }
 
+/*
+ * A line that is not text a terminal may show (invalid UTF-8, an escape sequence, a C1
+ * control, an overlong form) is not echoed: the position alone, whichever line it is on
+ * (issue 25: only a bad first byte was kept back). UTF-8 text and tabs are echoed.
+ */
+static void test_diag_no_echo_of_non_text(void **state)
+{
+    static const char *const bad[] = { "a: 1\nb: caf\xff x\n", "a: 1\nb: \x1b[2J x\n",
+                                       "a: 1\nb: \xc2\x9b x\n", "a: 1\nb: \xc0\xaf x\n",
+                                       "a: 1\nb: \xed\xa0\x80 x\n" };
+    char *out;
+
+    (void)state;
+    for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+        out = error_at(bad[i], 8, 1, "bad byte");
+        assert_string_equal(out, "f.yaml:2:4: error: bad byte\n");
+        free(out);
+    }
+    out = error_at("a: 1\nb: caf\xc3\xa9\tx\n", 8, 1, "fine");
+    assert_non_null(strstr(out, "    2 | b: caf\xc3\xa9\tx\n"));
+    free(out);
+}
+
 /* Lines break at \n, \r\n, \r, NEL, LS and PS as libyaml counts them. */
 static void test_diag_line_breaks(void **state)
 {
@@ -199,6 +222,7 @@ int main(void)
         cmocka_unit_test(test_diag_edit_distance),
         cmocka_unit_test(test_diag_did_you_mean),
         cmocka_unit_test(test_diag_clip),
+        cmocka_unit_test(test_diag_no_echo_of_non_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -80,6 +80,41 @@ void diag_locate(const struct diag_src *src, size_t off, int *line, int *col)
     *col = 1 + count_chars(src->text + start, off - start);
 }
 
+/*
+ * Is the line [start, end) text a terminal may show as it is: valid UTF-8 without control
+ * characters (C0 but the tab, DEL, C1)? A line that is not (a byte of a binary file, an escape
+ * sequence) is not echoed: the message and its position say where, without the file's bytes.
+ */
+static bool echoable(const struct diag_src *src, size_t start, size_t end)
+{
+    const unsigned char *t = (const unsigned char *)src->text;
+
+    for (size_t i = start; i < end;) {
+        unsigned c = t[i];
+        size_t n = c < 0x80             ? 1
+                   : (c & 0xE0) == 0xC0 ? 2
+                   : (c & 0xF0) == 0xE0 ? 3
+                   : (c & 0xF8) == 0xF0 ? 4
+                                        : 0;
+        unsigned cp;
+
+        if (n == 0 || i + n > end || (c < 0x20 && c != '\t') || c == 0x7F || c == 0xC0 ||
+            c == 0xC1 || c > 0xF4)
+            return false;
+        cp = n == 1 ? c : c & (0x7Fu >> n);
+        for (size_t k = 1; k < n; k++) {
+            if ((t[i + k] & 0xC0) != 0x80)
+                return false;
+            cp = cp << 6 | (t[i + k] & 0x3Fu);
+        }
+        if ((n == 2 && cp < 0xA0) || (n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp < 0xE000))) ||
+            (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+            return false; /* C1 controls, overlong forms, surrogates */
+        i += n;
+    }
+    return true;
+}
+
 static void print_source(FILE *out, const struct diag_src *src, int line, size_t start, size_t end,
                          size_t off, size_t len)
 {
@@ -119,7 +154,7 @@ void diag_vprint(FILE *out, struct diag_mark m, const char *level, const char *f
     }
     vfprintf(out, fmt, ap);
     fputc('\n', out);
-    if (m.src && m.off != DIAG_NO_POS && m.len != DIAG_NO_EXCERPT)
+    if (m.src && m.off != DIAG_NO_POS && m.len != DIAG_NO_EXCERPT && echoable(m.src, start, end))
         print_source(out, m.src, line, start, end, m.off, m.len);
 }
 

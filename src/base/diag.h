@@ -37,6 +37,8 @@ struct diag_mark {
 /*
  * A mark's len that prints the line and column without the source line under them: for a file
  * that is not of the kind expected (a path to /etc/passwd), whose text is not to be echoed.
+ * A source line that is not text a terminal may show as it is (invalid UTF-8, a control
+ * character other than the tab: an escape sequence) is never echoed either, on any line.
  */
 #define DIAG_NO_EXCERPT ((size_t)-2)
 

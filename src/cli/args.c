@@ -105,8 +105,10 @@ static int parse_double(const struct cli_opt *o, const char *v, double *out)
     char *end;
     double x = strtod(v, &end);
 
+    /* hexadecimal (0x10, 0x1p3) and denormal numbers are typos, not values of an option */
     if (end == v || *end || !isfinite(x) || x > o->max ||
-        (o->min_open ? !(x > o->min) : x < o->min))
+        (o->min_open ? !(x > o->min) : x < o->min) || strpbrk(v, "xX") ||
+        fpclassify(x) == FP_SUBNORMAL)
         return -1;
     *out = x;
     return 0;

@@ -51,8 +51,8 @@ static const struct cli_opt memory_opts[] = {
       .offset = OFF(quiet) },
     { "--params", 0, "N",
       "parameter count of the model-states-by-ZeRO-stage table (default: the model's)",
-      .kind = CLI_DOUBLE, .offset = OFF(params), .min = 0, .max = 1e18, .min_open = true,
-      .expect = "a positive count" },
+      .kind = CLI_DOUBLE, .offset = OFF(params), .min = 1, .max = 1e18,
+      .expect = "a count from 1 to 1e18" },
 };
 
 const struct cli_command cmd_memory_spec = {

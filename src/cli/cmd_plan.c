@@ -13,6 +13,7 @@
  * input; 2 usage.
  */
 #include <errno.h>
+#include <ctype.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,15 +41,22 @@ struct plan_args {
     struct plan_goal goal; /* --tokens, --days, --budget, --price */
 };
 
-/* A positive quantity of `kind` (an optional leading '$' for money) up to `max`, or -1. */
-static int positive(const char *text, enum unit_kind kind, double max, double *out)
+/*
+ * A quantity of `kind` (an optional leading '$' for money) from `min` to `max`, written without
+ * surrounding space, or -1: a denormal price or a fraction of a token is a typo, not a goal.
+ */
+static int within(const char *text, enum unit_kind kind, double min, double max, double *out)
 {
     struct unit_error err;
+    size_t len;
     double v;
 
     if (*text == '$')
         text++;
-    if (units_parse(text, kind, &v, &err) != 0 || !(v > 0) || v > max)
+    len = strlen(text);
+    if (!len || isspace((unsigned char)text[0]) || isspace((unsigned char)text[len - 1]))
+        return -1;
+    if (units_parse(text, kind, &v, &err) != 0 || !(v >= min) || v > max)
         return -1;
     *out = v;
     return 0;
@@ -56,17 +64,25 @@ static int positive(const char *text, enum unit_kind kind, double max, double *o
 
 static int parse_tokens(const char *text, void *field)
 {
-    return positive(text, UNIT_COUNT, 1e18, field);
+    return within(text, UNIT_COUNT, 1, 1e18, field);
 }
 
+/* At least a minute and a half (1e-3 days): a shorter goal is no training run. */
 static int parse_days(const char *text, void *field)
 {
-    return positive(text, UNIT_COUNT, 1e6, field);
+    return within(text, UNIT_COUNT, 1e-3, 1e6, field);
 }
 
+/* A budget of at least a cent. */
 static int parse_usd(const char *text, void *field)
 {
-    return positive(text, UNIT_COUNT, 1e15, field);
+    return within(text, UNIT_COUNT, 0.01, 1e15, field);
+}
+
+/* A price per GPU-hour of at least 1e-6 USD, the floor of training.price_per_gpu_hour. */
+static int parse_price(const char *text, void *field)
+{
+    return within(text, UNIT_COUNT, 1e-6, 1e15, field);
 }
 
 /* "N" or "N,N,...": the GPU counts of plan_opts. */
@@ -86,6 +102,8 @@ static int parse_gpus(const char *text, void *field)
                 return -1; /* a count twice would be planned twice */
         o->gpus[o->ngpus++] = (int)v;
         text = *end == ',' ? end + 1 : end;
+        if (*end == ',' && !*text)
+            return -1; /* "8," names a count it does not give */
     }
     return o->ngpus > 0 ? 0 : -1;
 }
@@ -121,20 +139,20 @@ static const struct cli_opt plan_opts_table[] = {
       .kind = CLI_FLAG, .offset = OFF(merge) },
     { "--tokens", 0, "N", "tokens to train, e.g. 2T (default: training.tokens)", .kind = CLI_CUSTOM,
       .offset = OFF(goal.tokens), .parse = parse_tokens,
-      .expect = "a positive count such as 2T or 1.5e12 (at most 1e18)" },
+      .expect = "a count such as 2T or 1.5e12, from 1 to 1e18" },
     { "--days", 0, "D",
       "find the fewest GPUs (whole nodes, each with its own plan search) that train the tokens "
       "within D days",
       .kind = CLI_CUSTOM, .offset = OFF(goal.days), .parse = parse_days,
-      .expect = "a positive number of days (at most 1e6)" },
+      .expect = "a number of days from 0.001 to 1e6" },
     { "--budget", 0, "USD",
       "with --days, also cost at most USD; alone, the cheapest plan over node counts if within "
       "USD",
       .kind = CLI_CUSTOM, .offset = OFF(goal.budget), .parse = parse_usd,
-      .expect = "a positive amount such as 2M or $150k (at most 1e15)" },
+      .expect = "an amount such as 2M or $150k, from 0.01 to 1e15" },
     { "--price", 0, "USD", "price per GPU-hour (default: training.price_per_gpu_hour)",
-      .kind = CLI_CUSTOM, .offset = OFF(goal.price), .parse = parse_usd,
-      .expect = "a positive amount per GPU-hour such as 2.5 (at most 1e15)" },
+      .kind = CLI_CUSTOM, .offset = OFF(goal.price), .parse = parse_price,
+      .expect = "an amount per GPU-hour such as 2.5, from 1e-6 to 1e15" },
     { "--quiet", 'q', NULL, "print no table (for --csv, --json and --plot)", .kind = CLI_FLAG,
       .offset = OFF(quiet) },
     CLI_INPUT_FROM_OPTS(struct plan_args, in),

@@ -639,48 +639,13 @@ static int check_simulation(struct scenario *s, struct cfg_error *err)
     return 0;
 }
 
-/*
- * No rate may put a step beyond SIM_STEP_LIMIT (util.h), where durations would saturate:
- * the model FLOPs of one step over every GPU's dense peak in the training precision (as
- * cost_peak_flops() picks it) is the least compute a step takes, at 100 % MFU. A step that
- * even so lasts past the limit is refused at the peak's key when the peak is below any
- * accelerator's (1 TFLOP/s), else at the workload: the model and batch are the cause.
- */
-static int check_step_range(struct scenario *s, struct cfg_error *err)
-{
-    const struct gpu_spec *g = &s->hw.gpu;
-    enum dtype dt = s->train.precision;
-    double limit_s = (double)SIM_STEP_LIMIT / NS_PER_S, peak = cost_peak_flops(g, dt), least;
-    char path[64], rate[48];
-
-    if (!(g->flops[dt] > 0))
-        dt = g->flops[DT_BF16] > 0 ? DT_BF16 : DT_FP16;
-    least = workload_model_flops(s) / ((double)s->gpus * peak);
-    if (least <= limit_s)
-        return 0;
-    snprintf(path, sizeof(path), "hardware.gpu.flops.%s", dtype_name(dt));
-    units_format(peak, UNIT_FLOPS, rate, sizeof(rate));
-    if (peak >= 1e12)
-        return cfg_fail(
-            err, "workload",
-            "one step of '%s' (%.3g model FLOPs) lasts at least %.3g s on %d GPU%s of %s "
-            "%s even at 100 %% MFU; a step may last at most %.0f s (%.1f days)",
-            s->model.name ? s->model.name : "?", workload_model_flops(s), least, s->gpus,
-            s->gpus == 1 ? "" : "s", rate, dtype_name(dt), limit_s, limit_s / 86400);
-    return cfg_fail(
-        err, path,
-        "a %s peak of %s makes one step last at least %.3g s even at 100 %% MFU; a step "
-        "may last at most %.0f s (%.1f days)",
-        dtype_name(dt), rate, least, limit_s, limit_s / 86400);
-}
-
 int scenario_finalize(struct scenario *s, struct cfg_error *err)
 {
     memset(err, 0, sizeof(*err));
     if (cfg_model_finalize(&s->model, err) || derive_cluster(s, err) || derive_layout(s, err) ||
         check_model_split(s, err) || check_batch(s, err) || check_memory_features(s, err) ||
         check_hardware_features(s, err) || check_nccl_version(s, err) || check_simulation(s, err) ||
-        check_step_range(s, err) || cfg_check_limits(s, err))
+        cfg_check_step_flops(s, err) || cfg_check_limits(s, err) || cfg_check_step_range(s, err))
         return -1;
     return 0;
 }

@@ -199,6 +199,16 @@ int cfg_model_finalize(struct model *m, struct cfg_error *err);
  */
 int cfg_check_limits(struct scenario *s, struct cfg_error *err);
 
+/*
+ * No setting may put a step beyond SIM_STEP_LIMIT (step_range.c): a lower bound of the step from
+ * the model FLOPs at the dense peak (cfg_check_step_flops(), before cfg_check_limits()), then
+ * from the kernels and bytes every layer runs, the host's issue of an eager job and the
+ * offloaded optimizer (cfg_check_step_range(), after it), refused at the key with the largest
+ * share, or at the workload when every rate is a real system's. 0, or -1 with *err.
+ */
+int cfg_check_step_flops(struct scenario *s, struct cfg_error *err);
+int cfg_check_step_range(struct scenario *s, struct cfg_error *err);
+
 /* ---- loaded scenarios (load.c, set.c) ----------------------------------------- */
 
 #define CMDLINE "<command line>" /* the "file" of --set diagnostics */

@@ -154,6 +154,8 @@ static int batch(struct ax *a)
                       pack ? "; packed: one row of micro_batch_size x sequence_len tokens" : "")
             : "micro_batch_size absent: 1 (utils/schemas/training.py:77)",
         "%lld", a->micro);
+    /* the product's source key, where a refusal of it points: the accumulation, the batch size
+     * it was derived from, else the micro-batch (one imp_at() call: the one the comment names) */
     imp_putf(a->im, "training.global_batch",
              imp_fmt(a->im,
                      "= micro_batch_size %lld x gradient_accumulation_steps %lld (%s) x dp %d "
@@ -161,8 +163,12 @@ static int batch(struct ax *a)
                      a->micro, a->gas,
                      ax_val(a, "gradient_accumulation_steps")
                          ? imp_at(a->im, ax_key(a, "gradient_accumulation_steps"))
-                     : bs ? imp_fmt(a->im, "batch_size %lld / micro", bsz)
-                          : "absent: 1",
+                     : bs ? imp_fmt(a->im, "batch_size %lld at %s / micro", bsz,
+                                    imp_at(a->im, ax_key(a, "batch_size")))
+                     : ax_val(a, "micro_batch_size")
+                         ? imp_fmt(a->im, "absent: 1; micro_batch_size at %s",
+                                   imp_at(a->im, ax_key(a, "micro_batch_size")))
+                         : "absent: 1",
                      a->dp),
              "%lld", a->micro * a->gas * a->dp);
     if (pack)

@@ -170,9 +170,14 @@ static int batch(struct ds *d)
     if (train > 0)
         imp_putf(d->im, "training.global_batch", from(d, tk), "%lld", train);
     else if (gas > 0)
+        /* a refusal of the product points at its source key: the accumulation, else the micro-batch
+         */
         imp_putf(d->im, "training.global_batch",
                  imp_fmt(d->im, "= micro %lld x gradient_accumulation_steps %lld (%s) x dp %lld",
-                         micro, gas, gk ? imp_at(d->im, gk) : "absent: 1", dp),
+                         micro, gas,
+                         gk ? imp_at(d->im, gk)
+                            : imp_fmt(d->im, "absent: 1; micro at %s", imp_at(d->im, mk)),
+                         dp),
                  "%lld", micro * gas * dp);
     else if (imp_from_set(d->im, "training.global_batch", "global batch (it is \"auto\")"))
         return -1;
@@ -524,6 +529,9 @@ int imp_deepspeed(struct imp *im, const struct imp_file *f, const struct ds_trai
 {
     struct ds d = { .im = im, .f = f, .tr = tr, .root = f->doc->root };
     const struct yt_node *zk = NULL;
+    /* no block: an empty one, alive for the whole import (a compound literal in the `if` below
+     * died with its statement: zero_keys() then read a dangling node, a crash at -O2) */
+    static const struct yt_node no_zero = { .kind = YT_MAP };
 
     d.zero = get(d.root, "zero_optimization", &zk);
     if (!d.zero && tr->force_cpu_adam_ok)
@@ -535,7 +543,7 @@ int imp_deepspeed(struct imp *im, const struct imp_file *f, const struct ds_trai
         return imp_error(im, d.zero, "zero_optimization must be a mapping, not %s",
                          yt_describe(d.zero));
     if (!d.zero)
-        d.zero = &(struct yt_node){ .kind = YT_MAP };
+        d.zero = &no_zero;
     if (autotp(&d) || zero(&d) || precision(&d) || batch(&d) || grad_dtype(&d) || optimizer(&d))
         return -1;
     top_keys(&d);

@@ -438,7 +438,9 @@ static int batch(struct meg *m)
             imp_gpus(m->im) / ((tp ? atoll(tp) : 1) * (pp ? atoll(pp) : 1) * (cp ? atoll(cp) : 1));
         global = micro * (dp > 0 ? dp : 1);
         imp_putf(m->im, "training.global_batch",
-                 "--global-batch-size absent: micro-batch x dp (A:457-462)", "%lld", global);
+                 imp_fmt(m->im, "--global-batch-size absent: micro-batch (%s) x dp (A:457-462)",
+                         from(m, "micro-batch-size")),
+                 "%lld", global);
     }
     if (opt(m, "train-iters") && !int_opt(m, "train-iters", 0, &iters))
         imp_putf(m->im, "training.tokens",

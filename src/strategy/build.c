@@ -696,6 +696,11 @@ static int build_stage(const struct scenario *s, const struct layout *l, const s
     if (like)
         prog_reserve(b.p, like->ntasks, like->npreds);
     static_memory(&b);
+    /* simulation.step_overhead: the host's data loading and logging before it issues the step's
+     * first kernel (the GPU waits: host-bound time, as whatif/estimate.c adds it) */
+    if (s->sim.step_overhead > 0)
+        prog_host(b.p, TC_HOST, s->sim.step_overhead, prog_label(b.p, "host: step overhead", 0),
+                  -1);
 
     assert((int64_t)b.m * b.v <= STRATEGY_MAX_TASKS); /* the loader's limit (size.h) */
     maxsteps = 3 * b.m * b.v + 8;

@@ -54,6 +54,13 @@ json_lt() {
 sum() { cksum <"$1"; }
 
 # ---- crashes ---------------------------------------------------------------------------------
+# a DeepSpeed config without zero_optimization: its stand-in empty block was a compound literal
+# that died with its `if` (SIGSEGV in zero_keys() at -O2; found by this round's sweep)
+printf '{\n  "train_micro_batch_size_per_gpu": 1,\n  "bf16": {"enabled": true}\n}\n' >"$tmp/ds.json"
+answers "a DeepSpeed config without zero_optimization" import deepspeed "$tmp/ds.json" \
+    --model-config tests/corpus/hf/meta-llama--Meta-Llama-3.1-8B.config.json --hardware dgx-h100 \
+    --gpus 8 --set training.seq_len=1024
+grep -q 'sharding: none' "$tmp/out" || fail "a DeepSpeed config without zero_optimization: no sharding: none in $(head -n 3 "$tmp/out")"
 refused "1-byte DDP buckets" "ddp.bucket_size 1 B makes" \
     scenarios/ddp_8gpu.yaml --set 'ddp.bucket_size=1 B'
 SIMTRAIN_DATA=tests/fixtures refused "1-byte DDP buckets in YAML" "ddp.bucket_size 1 B makes" \
@@ -179,6 +186,21 @@ for f in /etc/passwd; do # a path to a file of another kind: refused, its text n
     grep -q root "$tmp/err" && fail "simtrain $f echoes the file: $(cat "$tmp/err")"
     refused "import hf-config $f" "error: invalid JSON" import hf-config "$f"
     grep -q root "$tmp/err" && fail "import hf-config $f echoes the file: $(cat "$tmp/err")"
+done
+# a byte that is no UTF-8 text, or a terminal escape, after the first line: the position, and
+# none of the file's bytes (the first-byte case above, made consistent: base/diag.c echoable())
+printf 'hardware: dgx-h100\nworkload: llama3-8b\ndescription: "caf\377 secret"\n' >"$tmp/u.yaml"
+printf 'hardware: dgx-h100\nworkload: llama3-8b\ndescription: "\033[2J secret"\n' >"$tmp/e.yaml"
+printf '{\n  "hidden_size": 512,\n  "model_type": "ll\377 secret"\n}\n' >"$tmp/u.json"
+printf '{\n  "hidden_size": 512,\n  "model_type": "\033[31m secret"\n}\n' >"$tmp/e.json"
+for f in u.yaml e.yaml; do
+    refused "a scenario with a bad byte on line 3 ($f)" "$tmp/$f:3:" "$tmp/$f"
+    grep -q secret "$tmp/err" && fail "simtrain $f echoes the file: $(cat "$tmp/err")"
+done
+for f in u.json e.json; do
+    refused "an HF config with a bad byte on line 3 ($f)" "$tmp/$f:3:" import hf-config "$tmp/$f" \
+        --hardware dgx-h100 --gpus 8
+    grep -q secret "$tmp/err" && fail "import hf-config $f echoes the file: $(cat "$tmp/err")"
 done
 
 [ $failures -eq 0 ] || exit 1
