@@ -98,8 +98,20 @@ static struct diag_mark locate(const struct yt_node *root, const char *path,
 
 /* ---- hardware, calibration, workload -------------------------------------------------------- */
 
+struct override;
+static struct yt_node *mutable_node(const struct yt_node *n);
+static void apply_override(struct schema_ctx *c, struct yt_node *root, const struct override *o);
+static void calibration_keep_overrides(struct schema_ctx *c, struct yt_node *root,
+                                       const struct override *ovr, int novr);
+
+/*
+ * The hardware's calibration file replaces the efficiency and sustained-clock keys it names;
+ * a `--set hardware.efficiency.*` or `--set hardware.gpu.clock.sustained.*` (ovr, novr) is set
+ * in the calibration's tree too, so that the user's value wins over the file's.
+ */
 static void load_calibration(struct schema_ctx *c, const struct yt_node *hw_root,
-                             struct hardware *hw, const char *from)
+                             struct hardware *hw, const char *from, const struct override *ovr,
+                             int novr)
 {
     const struct yt_node *ref = yt_map_get(hw_root, "calibration");
     const struct yt_node *root, *name;
@@ -114,6 +126,8 @@ static void load_calibration(struct schema_ctx *c, const struct yt_node *hw_root
     free(f.text);
     if (!root)
         return;
+    if (c->errors == 0) /* a refused override was reported at the hardware's extraction */
+        calibration_keep_overrides(c, mutable_node(root), ovr, novr);
     c->no_defaults = true;
     schema_extract(c, &schema_calibration, root, NULL, hw);
     c->no_defaults = saved;
@@ -184,7 +198,7 @@ static void check_clock_model(struct schema_ctx *c, const struct yt_node *root,
 /* Hardware mapping -> struct: schema, defaults, name, checks, calibration. */
 static void extract_hardware(struct schema_ctx *c, const struct yt_node *root,
                              const struct yt_node *where, struct hardware *hw, const char *path,
-                             const char *from)
+                             const char *from, const struct override *ovr, int novr)
 {
     int before = c->errors;
 
@@ -199,7 +213,7 @@ static void extract_hardware(struct schema_ctx *c, const struct yt_node *root,
                      "gpus_per_switch (%d) exceeds the GPUs per node (%d)",
                      hw->pcie.gpus_per_switch, hw->gpus_per_node);
     if (hw->calibration)
-        load_calibration(c, root, hw, from);
+        load_calibration(c, root, hw, from, ovr, novr);
     if (c->errors == before)
         check_clocks(c, root, where, &hw->gpu);
     if (c->errors == before)
@@ -317,6 +331,37 @@ static void apply_override(struct schema_ctx *c, struct yt_node *root, const str
         }
         p = dot + 1;
     }
+}
+
+/*
+ * The hardware overrides that a calibration file could replace, set in its tree (root) at the
+ * calibration's path: hardware.efficiency.K -> efficiency.K, hardware.gpu.clock.sustained.K ->
+ * clock.sustained.K (schema_calibration). Marks still point at the --set argument.
+ */
+static void calibration_keep_overrides(struct schema_ctx *c, struct yt_node *root,
+                                       const struct override *ovr, int novr)
+{
+    static const struct {
+        const char *prefix; /* of the --set key */
+        size_t strip;       /* bytes of it the calibration's path leaves out */
+    } paths[] = {
+        { "hardware.efficiency.", sizeof("hardware.") - 1 },
+        { "hardware.gpu.clock.sustained.", sizeof("hardware.gpu.") - 1 },
+    };
+
+    if (root->kind != YT_MAP)
+        return; /* extraction reports the file's shape */
+    for (int i = 0; i < novr; i++)
+        for (size_t k = 0; k < ARRAY_LEN(paths); k++) {
+            struct override o = ovr[i];
+
+            if (strncmp(o.key, paths[k].prefix, strlen(paths[k].prefix)) != 0)
+                continue;
+            o.key += paths[k].strip;
+            o.key_off += paths[k].strip;
+            o.target = 0;
+            apply_override(c, root, &o);
+        }
 }
 
 /* ---- scenarios ------------------------------------------------------------------------------- */
@@ -455,7 +500,7 @@ static struct scenario *load_scenario(const char *path, const char *text, size_t
     schema_extract(&c, &schema_scenario, src->scen, NULL, s);
     if (src->hw)
         extract_hardware(&c, src->hw, inline_key(src->scen, "hardware", hw_path), &s->hw, hw_path,
-                         hw_path ? hw_path : path);
+                         hw_path ? hw_path : path, items, novr);
     if (src->model)
         extract_model(&c, src->model, inline_key(src->scen, "workload", model_path), &s->model,
                       model_path);
@@ -592,7 +637,7 @@ struct hardware *cfg_load_hardware_mem(const char *path, const char *text, size_
     arena_init(&box->arena);
     root = parse_root(&c, path, text, len, "hardware");
     if (root)
-        extract_hardware(&c, root, NULL, &box->hw, arena_strdup(&box->arena, path), path);
+        extract_hardware(&c, root, NULL, &box->hw, arena_strdup(&box->arena, path), path, NULL, 0);
     if (c.errors) {
         cfg_free_hw(&box->hw);
         return NULL;

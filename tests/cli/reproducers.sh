@@ -203,5 +203,19 @@ for f in u.json e.json; do
     grep -q secret "$tmp/err" && fail "import hf-config $f echoes the file: $(cat "$tmp/err")"
 done
 
+# --set over a calibrated hardware's efficiency and sustained-clock keys: the user's value wins
+# over the calibration file's (config/load.c calibration_keep_overrides), once per refusal
+step_s() { sed -n 's/^[[:space:]]*"step_time_s":[[:space:]]*\([-0-9.e+]*\).*/\1/p' "$1" | head -n 1; }
+answers "the flagship as calibrated" scenarios/70b_256gpu.yaml --json -
+cal=$(step_s "$tmp/out")
+for set in hardware.efficiency.gemm_max=0.5 "hardware.gpu.clock.sustained.bf16=1500 MHz"; do
+    answers "--set $set on dgx-h100 (calibrated)" scenarios/70b_256gpu.yaml --json - --set "$set"
+    awk -v a="$(step_s "$tmp/out")" -v b="$cal" 'BEGIN { exit !(a + 0 > b * 1.05) }' ||
+        fail "--set $set: step $(step_s "$tmp/out") s, want above the calibrated $cal s"
+done
+refused "--set hardware.efficiency.gemm_max=7 over a calibration" "must be at most 1" \
+    scenarios/70b_256gpu.yaml --set hardware.efficiency.gemm_max=7
+[ "$(grep -c error: "$tmp/err")" -eq 1 ] || fail "gemm_max=7 refused more than once: $(cat "$tmp/err")"
+
 [ $failures -eq 0 ] || exit 1
 echo "reproducers: $n runs ok"
