@@ -557,6 +557,55 @@ static void test_pipeline_in_flight_activations(void **state)
     cfg_free(s3);
 }
 
+/*
+ * host.micro_batch_sync (DeepSpeed's engine forward syncs the device before each micro-batch):
+ * one layer stage, 4 micro-batches of 1, a host cost per Python op large enough to bind.
+ * Micro-batches 1-3 each start with a zero-length host task that waits for the GPU's last
+ * kernel so far (the previous micro-batch's backward; the first micro-batch has no kernel
+ * before it); the sync only removes overlap, so the step is no shorter.
+ */
+static void test_pipeline_micro_batch_sync(void **state)
+{
+    const char *off[] = { "parallelism.pp=1", "cluster.gpus=1", "training.global_batch=4",
+                          "host.python_op=200 us", NULL };
+    const char *on[] = { "parallelism.pp=1",           "cluster.gpus=1",
+                         "training.global_batch=4",    "host.python_op=200 us",
+                         "host.micro_batch_sync=true", NULL };
+    struct scenario *s1 = test_load("pipeline-test.yaml", BASE, off),
+                    *s2 = test_load("pipeline-test.yaml", BASE, on);
+    struct run r1, r2;
+    char text[64];
+    int n = 0, last;
+
+    (void)state;
+    test_simulate(s1, false, &r1);
+    test_simulate(s2, false, &r2);
+    for (int i = 0; i < r2.progs[0]->ntasks; i++) {
+        const struct prog *p = r2.progs[0];
+        const struct task *t = &p->tasks[i], *dep;
+
+        prog_label_text(p, t->label, text, sizeof(text));
+        if (strcmp(text, "host: micro-batch sync") != 0)
+            continue;
+        n++;
+        assert_int_equal(t->stream, ST_HOST);
+        assert_int_equal(t->dur, 0);
+        assert_int_equal(t->npred, 1);
+        for (last = i - 1; last >= 0; last--)
+            if (p->tasks[last].stream == ST_COMPUTE && p->tasks[last].dur > 0)
+                break;
+        assert_int_equal(p->preds[t->pred0], last);
+        dep = &p->tasks[last];
+        assert_true(dep->mb == t->mb - 1 || dep->mb < 0);
+    }
+    assert_int_equal(n, 3);
+    assert_true(r2.sim.step >= r1.sim.step);
+    run_release(&r1);
+    run_release(&r2);
+    cfg_free(s1);
+    cfg_free(s2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -573,6 +622,7 @@ int main(void)
         cmocka_unit_test(test_pipeline_zb_h1_lab7_bar),
         cmocka_unit_test(test_pipeline_zb_h1_reduces_every_gradient),
         cmocka_unit_test(test_pipeline_in_flight_activations),
+        cmocka_unit_test(test_pipeline_micro_batch_sync),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -595,9 +595,35 @@ static void host_wait(struct build *b, int recv, int mb)
     prog_dep(p, prog_host(p, TC_HOST, 0, prog_label(p, "host: wait for receive", 0), mb), recv);
 }
 
+/*
+ * With host.micro_batch_sync the CPU waits for the GPU's last kernel before it issues each
+ * micro-batch's forward: DeepSpeed's DeepSpeedEngine.forward() calls tput_timer.start() when
+ * the engine has no training_dataloader (Megatron-DeepSpeed builds its own), and
+ * ThroughputTimer.start() runs get_accelerator().synchronize() once past its start_step
+ * (deepspeed/utils/timer.py; timers.throughput.synchronized defaults to true). What the GPU
+ * still had queued (the previous micro-batch's last layers, the embedding's backward) then no
+ * longer overlaps the CPU's issue of the next micro-batch.
+ */
+static void host_mb_sync(struct build *b, int mb)
+{
+    struct prog *p = b->p;
+    int i, last = -1;
+
+    if (!b->s->host.micro_batch_sync)
+        return;
+    for (i = p->ntasks - 1; i >= 0 && last < 0; i--)
+        if (p->tasks[i].stream == ST_COMPUTE && p->tasks[i].dur > 0)
+            last = i;
+    if (last < 0)
+        return;
+    prog_dep(p, prog_host(p, TC_HOST, 0, prog_label(p, "host: micro-batch sync", 0), mb), last);
+}
+
 static void step_forward(struct build *b, int mb, int chunk)
 {
     int prev = -1, ui;
+
+    host_mb_sync(b, mb);
 
     if (!first_chunk(b, chunk))
         prev = regather(b,
