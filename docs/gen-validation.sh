@@ -116,8 +116,9 @@ HDR
     echo "128-512 GPUs), simulated with the \`llm-foundry\` profile (docs/frameworks.md) like the"
     echo "A100 rows. They exercise GEMMs at the clock the part holds at its power cap"
     echo "(\`gpu.clock.sustained\`), attention at its implementation's published rate for the row's"
-    echo "head dimension and sequence, FP8 casts per recipe, host launch costs, and collectives"
-    echo "bounded by the hardware's link bandwidths. No parameter was fitted to them."
+    echo "head dimension and sequence, FP8 casts per recipe, host launch costs, collectives"
+    echo "bounded by the hardware's link bandwidths, and Hopper's persistent GEMMs slowed to two"
+    echo "waves while an NCCL kernel holds SMs (docs/parallelism.md). No parameter was fitted to them."
     echo
     echo "| group | id pattern | n | median abs error | mean abs error | p90 abs error | max abs error |"
     echo "|---|---|---:|---:|---:|---:|---:|"

@@ -320,6 +320,29 @@ static void test_cost_attention_at_sustained_clock(void **state)
     assert_true(fabs(cost_attn_peak(&g, DT_BF16, 0) - 528 * 1024 * 1523e6) < 1);
 }
 
+/*
+ * A kernel next to NCCL kernels (hand-computed): 16 of 132 SMs held leave an A100-style grid
+ * 116/132; Hopper's persistent GEMM blocks run in ceil(132/116) = 2 waves (1/2), in 3 with 60 %
+ * held; nothing held is full speed, everything held is 0; Blackwell keeps the free share.
+ */
+static void test_cost_overlap_rate(void **state)
+{
+    struct gpu_spec g = { .arch = ARCH_AMPERE, .sm_count = 132 };
+    double held = 16.0 / 132;
+
+    (void)state;
+    assert_true(fabs(cost_overlap_rate(&g, held) - 116.0 / 132) < 1e-12);
+    assert_true(fabs(cost_overlap_rate(&g, 0) - 1.0) < 1e-12);
+    assert_true(fabs(cost_overlap_rate(&g, 1.0) - 0) < 1e-12);
+    g.arch = ARCH_HOPPER;
+    assert_true(fabs(cost_overlap_rate(&g, held) - 0.5) < 1e-12);
+    assert_true(fabs(cost_overlap_rate(&g, 0.6) - 1.0 / 3) < 1e-12);
+    assert_true(fabs(cost_overlap_rate(&g, 0) - 1.0) < 1e-12);
+    assert_true(fabs(cost_overlap_rate(&g, 1.0) - 0) < 1e-12);
+    g.arch = ARCH_BLACKWELL;
+    assert_true(fabs(cost_overlap_rate(&g, held) - 116.0 / 132) < 1e-12);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -332,6 +355,7 @@ int main(void)
         cmocka_unit_test(test_cost_attn_unpad_bytes),
         cmocka_unit_test(test_cost_fused_softmax_fa1_megatron),
         cmocka_unit_test(test_cost_fused_softmax_causal_reads_half),
+        cmocka_unit_test(test_cost_overlap_rate),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

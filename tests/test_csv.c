@@ -114,6 +114,11 @@ static void test_csv_stray_quotes(void **state)
     assert_null(parse("a,b\n1,ab\"c\n", &err));
     assert_int_equal(err.line, 2);
     assert_int_equal(err.col, 5);
+    /* runs of plain bytes, a comma and a line break inside quotes: the column still counts */
+    assert_null(parse("a,b\n\"long text, with comma\nand break\"z,2\n", &err));
+    assert_int_equal(err.line, 3);
+    assert_int_equal(err.col, 11);
+    assert_string_equal(err.msg, "unexpected 'z' after a closing quote");
 }
 
 /* A NUL byte in a field, quoted or not, is refused at its line and column, not cut short. */

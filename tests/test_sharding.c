@@ -475,10 +475,13 @@ static void test_sharding_zero3_ds2021_view_loop(void **state)
 /* ---- FSDP ----------------------------------------------------------------------------------- */
 
 /*
- * FULL_SHARD frees each block after its forward: with the rate limiter at
- * most the root (never resharded after forward) and two blocks are unsharded
- * at once (_limiter_utils.py: two in-flight all-gathers); SHARD_GRAD_OP keeps
- * every block from its forward to its backward (the whole model).
+ * FULL_SHARD frees each block after its forward: with the rate limiter the root (never
+ * resharded after forward) and two blocks are unsharded at once (_limiter_utils.py: two
+ * in-flight all-gathers), plus at the turn to backward the last block's forward copy while the
+ * CPU, ahead, re-gathers it and prefetches the next (the limiter waits on the free two units
+ * back, not on that one; on Hopper, where the GEMMs next to a collective run in two waves, the
+ * last forward outlasts both gathers): at most root + 3 blocks. SHARD_GRAD_OP keeps every
+ * block from its forward to its backward (the whole model).
  */
 static void test_sharding_fsdp_gathered_memory(void **state)
 {
@@ -493,7 +496,9 @@ static void test_sharding_fsdp_gathered_memory(void **state)
     psi = 2 * workload_params_total(m);
     block = 2 * workload_params_layer(m, false);
     root = 2 * (workload_params_embedding(m) + workload_params_head(m));
-    assert_true(timeline_max(&full, MC_GATHERED) <= (root + 2 * block) * (1 + 1e-6));
+    if (!(timeline_max(&full, MC_GATHERED) <= (root + 3 * block) * (1 + 1e-6)))
+        fail_msg("FULL_SHARD gathered peak %.0f B > root %.0f + 3 blocks of %.0f",
+                 timeline_max(&full, MC_GATHERED), root, block);
     assert_true(timeline_max(&full, MC_GATHERED) >= (root + block) * (1 - 1e-6));
     assert_true(timeline_max(&gradop, MC_GATHERED) >= psi * (1 - 1e-6));
     free_case(&full);

@@ -67,6 +67,21 @@ static int nul_byte(struct parser *ps)
     return fail(ps, ps->line, ps->col, "NUL byte in a field (a CSV file is text)");
 }
 
+/*
+ * Append the run of plain bytes at ps->p (none of , " CR LF NUL; at least the first byte, which
+ * the caller has checked) to the field in one piece: each moves the column by one, as advance().
+ */
+static void add_plain(struct parser *ps)
+{
+    const char *q = ps->p + 1;
+
+    while (q < ps->end && *q != ',' && *q != '"' && *q != '\n' && *q != '\r' && *q)
+        q++;
+    sb_add(&ps->field, ps->p, (size_t)(q - ps->p));
+    ps->col += (int)(q - ps->p);
+    ps->p = q;
+}
+
 static int read_quoted(struct parser *ps)
 {
     int qline = ps->line, qcol = ps->col;
@@ -86,8 +101,12 @@ static int read_quoted(struct parser *ps)
         }
         if (*ps->p == '\0')
             return nul_byte(ps);
-        sb_add(&ps->field, ps->p, 1);
-        advance(ps);
+        if (*ps->p == '\n' || *ps->p == '\r') {
+            sb_add(&ps->field, ps->p, 1);
+            advance(ps);
+            continue;
+        }
+        add_plain(ps);
     }
     if (ps->p < ps->end && *ps->p != ',' && !at_break(ps))
         return fail(ps, ps->line, ps->col, "unexpected '%c' after a closing quote", *ps->p);
@@ -103,8 +122,7 @@ static int read_unquoted(struct parser *ps)
                         "the quote)");
         if (*ps->p == '\0')
             return nul_byte(ps);
-        sb_add(&ps->field, ps->p, 1);
-        advance(ps);
+        add_plain(ps);
     }
     return 0;
 }

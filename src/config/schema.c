@@ -116,7 +116,7 @@ static const struct section clock_section = SECTION("gpu.clock", clock_rows, 0);
 static const struct field gpu_rows[] = {
     { STR("model", struct gpu_spec, model), .flags = F_REQUIRED, .doc = "marketing name" },
     { ENUM("arch", struct gpu_spec, arch, arch_names, NULL), .flags = F_REQUIRED,
-      .doc = "architecture (NCCL tuning tables, NVLS support)" },
+      .doc = "architecture (NCCL tuning tables, NVLS support, GEMMs beside NCCL kernels)" },
     { INTM("sm_count", struct gpu_spec, sm_count, 1, 4096, NULL), .flags = F_REQUIRED,
       .doc = "streaming multiprocessors (wave quantization)" },
     { QTY("memory", struct gpu_spec, mem_bytes, UNIT_BYTES, NULL), .flags = F_REQUIRED,

@@ -252,28 +252,29 @@ int engine_pop(struct engine *e, struct event *out)
 sim_time engine_run(struct engine *e)
 {
     while (e->n > 0) {
+        const struct event *ev; /* read in place: the queue does not change until fn runs */
+        struct event popped;
         engine_fn *fn;
         void *ctx;
         int64_t data;
-        if (e->ring) { /* engine_pop() without copying the event */
-            const struct event *ev = &e->heap[e->head];
-            e->now = ev->t;
-            fn = ev->fn;
-            ctx = ev->ctx;
-            data = ev->data;
+        int back = 0; /* the radix heap is down to a ring's few events */
+        if (e->ring) {
+            ev = &e->heap[e->head];
             e->head = (e->head + 1) & (e->cap - 1);
             e->n--;
+        } else if (e->rq) {
+            ev = radix_pop_ref(e->rq);
+            back = --e->n <= ENGINE_RING_MIN;
         } else {
-            struct event ev;
-            if (e->rq)
-                radix_take(e, &ev);
-            else
-                heap_pop(e, &ev);
-            e->now = ev.t;
-            fn = ev.fn;
-            ctx = ev.ctx;
-            data = ev.data;
+            heap_pop(e, &popped);
+            ev = &popped;
         }
+        e->now = ev->t;
+        fn = ev->fn;
+        ctx = ev->ctx;
+        data = ev->data;
+        if (back)
+            from_radix(e, 1); /* after the reads: it reuses bucket 0's slots */
         e->fired++;
         fn(e, ctx, data);
     }

@@ -18,38 +18,20 @@ void radix_release(struct radix *q)
     memset(q, 0, sizeof(*q));
 }
 
-static inline int bucket_of(sim_time last, sim_time t)
+void radix_grow(struct radix_bucket *b)
 {
-    uint64_t x = (uint64_t)t ^ (uint64_t)last;
-
-    return x ? 64 - __builtin_clzll(x) : 0;
+    b->cap = b->cap ? 2 * b->cap : 64;
+    b->ev = xrealloc(b->ev, b->cap * sizeof(*b->ev));
 }
 
 static inline void append(struct radix_bucket *b, const struct event *ev)
 {
-    if (b->n == b->cap) {
-        b->cap = b->cap ? 2 * b->cap : 64;
-        b->ev = xrealloc(b->ev, b->cap * sizeof(*b->ev));
-    }
+    if (b->n == b->cap)
+        radix_grow(b);
     b->ev[b->n++] = *ev;
 }
 
-bool radix_push(struct radix *q, const struct event *ev)
-{
-    int i;
-
-    if (ev->t < q->last)
-        return false;
-    i = bucket_of(q->last, ev->t);
-    append(&q->b[i], ev);
-    if (i)
-        q->nonempty |= 1ull << (i - 1);
-    q->n++;
-    return true;
-}
-
-/* Bucket 0 is empty: make the earliest time of the lowest non-empty bucket `last`. */
-static void refill(struct radix *q)
+void radix_refill(struct radix *q)
 {
     int i = __builtin_ctzll(q->nonempty) + 1;
     struct radix_bucket *from = &q->b[i];
@@ -67,7 +49,7 @@ static void refill(struct radix *q)
     q->nonempty &= ~(1ull << (i - 1));
     q->b[0].n = q->head0 = 0;
     for (size_t k = 0; k < n; k++) {
-        int j = bucket_of(m, ev[k].t);
+        int j = radix_bucket_of(m, ev[k].t);
         assert(j < i);
         append(&q->b[j], &ev[k]);
         if (j)
@@ -80,15 +62,8 @@ static void refill(struct radix *q)
 
 bool radix_pop(struct radix *q, struct event *out)
 {
-    struct radix_bucket *b0 = &q->b[0];
-
     if (q->n == 0)
         return false;
-    if (q->head0 == b0->n)
-        refill(q);
-    *out = b0->ev[q->head0++];
-    if (q->head0 == b0->n)
-        b0->n = q->head0 = 0;
-    q->n--;
+    *out = *radix_pop_ref(q);
     return true;
 }

@@ -25,6 +25,7 @@
 
 #include "engine/engine.h"
 #include "engine/sim.h"
+#include "model/cost.h"
 #include "net/collective.h"
 
 /* Communicator slots of a rank: one per collective kind, four for point-to-point. */
@@ -230,18 +231,19 @@ static inline bool exec_ready(const struct srank *r, int ti)
  * SM contention. An NCCL kernel runs one thread block per channel (NCCL
  * src/enqueue.cc: the launch grid is the channel count), so while a
  * collective is active on a rank its blocks hold that share of the SMs and a
- * kernel on the compute stream progresses at the rest (docs/parallelism.md).
- * When the active collectives hold every SM the kernel makes no progress
- * until one of them ends (rate 0; they end on their own, so it always
- * resumes). The straggler multiplier applies on top.
+ * kernel on the compute stream progresses at the rate cost_overlap_rate()
+ * gives: the free share, or on Hopper the waves of its persistent GEMM blocks
+ * (docs/parallelism.md). When the active collectives hold every SM the kernel
+ * makes no progress until one of them ends (rate 0; they end on their own, so
+ * it always resumes). The straggler multiplier applies on top.
  */
 static inline double exec_compute_rate(const struct sim *sm, int ri)
 {
-    double free_sm = 1.0 - sm->r[ri].sm_busy;
+    double rate = cost_overlap_rate(&sm->sc->hw.gpu, sm->r[ri].sm_busy);
 
-    if (free_sm < 1e-9) /* every SM held, up to rounding of the sum of shares */
+    if (!(rate > 0))
         return 0;
-    return free_sm / sm->res->ranks[ri].slowdown;
+    return rate / sm->res->ranks[ri].slowdown;
 }
 
 /* The SMs held by collectives on rank ri changed by `delta`: re-rate its kernel. */

@@ -238,3 +238,16 @@ sim_time cost_fused_softmax(const struct gpu_spec *gpu, const struct efficiency 
         return 0;
     return time_add(eff->launch, ns_from_s(bytes / (gpu->mem_bw_Bps * eff->mem_bw * frac)));
 }
+
+double cost_overlap_rate(const struct gpu_spec *gpu, double held)
+{
+    double free_sm = 1.0 - held;
+
+    if (!(held > 0))
+        return 1.0;
+    if (free_sm < 1e-9) /* every SM held, up to rounding of the sum of shares */
+        return 0;
+    if (gpu->arch == ARCH_HOPPER)
+        return 1.0 / ceil(1.0 / free_sm); /* persistent GEMM blocks: waves of the free SMs */
+    return free_sm;
+}

@@ -147,4 +147,23 @@ double cost_gemm_clock(const struct gpu_spec *gpu, enum dtype dt);
 /* GEMM efficiency of `dt`: gemm_max_fp8 for FP8 when given, else gemm_max. */
 double cost_gemm_eff(const struct efficiency *eff, enum dtype dt);
 
+/*
+ * The rate (0..1 of its own speed) a compute kernel keeps while NCCL kernels hold `held` of the
+ * GPU's SMs (0..1; one SM per channel, engine/comms.c). An NCCL block does not share its SM
+ * with compute kernels (NVIDIA/nccl #689, the maintainer's answer), so a kernel
+ * with many short blocks runs at the free share, 1 - held. On Hopper the GEMMs are persistent:
+ * cuBLAS's sm90 kernels launch one block per SM, each working through its tiles in a row, so
+ * with some SMs held the blocks that find none run as a second wave after the first, and a
+ * matmul next to an NCCL kernel takes about twice as long (pytorch/pytorch #143988: FSDP on
+ * H100, "the matmuls take 2x as long to complete when they are overlapped with a NCCL kernel";
+ * PR #147966 explains the two waves and adds an SM carve-out, off by default, torch >= 2.7):
+ * the rate is 1 / ceil(1 / (1 - held)), 1/2 while the collectives hold under half the SMs.
+ * Ampere's GEMMs launch a grid of tiles (the free share). Blackwell keeps the free share: its
+ * persistent kernels take tiles through cluster launch control (CUTLASS sm100), and no
+ * measurement of the effect there was found. Approximation:
+ * a compute task is one kernel here, so a layer's non-GEMM kernels (norms, element-wise,
+ * attention) take the GEMMs' rate. 0 when every SM is held.
+ */
+double cost_overlap_rate(const struct gpu_spec *gpu, double held);
+
 #endif

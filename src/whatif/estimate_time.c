@@ -202,6 +202,18 @@ static double ds2021_layer_s(const struct cand *c, const struct comm_group *g, d
     return t;
 }
 
+/*
+ * Compute lost beside `hidden` s of overlapped collectives: the kernels run at
+ * cost_overlap_rate() meanwhile (engine/exec.c), at a DGX's 16 NCCL channels (one SM each:
+ * NVIDIA/nccl #689, "on DGX with 8 NICs ... it would use 16 SMs").
+ */
+static double overlap_loss_s(const struct scenario *s, double hidden)
+{
+    double held = s->hw.gpu.sm_count > 16 ? 16.0 / s->hw.gpu.sm_count : 0.5;
+
+    return hidden > 0 ? (1 - cost_overlap_rate(&s->hw.gpu, held)) * hidden : 0;
+}
+
 double est_dp_tail_s(const struct cand *c, const struct stage_sum *st, double *opt_s)
 {
     const struct scenario *s = c->s;
@@ -243,6 +255,7 @@ double est_dp_tail_s(const struct cand *c, const struct stage_sum *st, double *o
         if (times > 1) /* the reductions run beside the later micro-batches' compute */
             window = (c->m - 1) * st->t + window;
         t = times * red - window > last ? times * red - window : last;
+        t += overlap_loss_s(s, times * red - t < window ? times * red - t : window);
         if (rules_param_gather_after_step(s))
             t += buckets_s(c, COLL_ALL_GATHER, pbytes, &last);
         return t;
@@ -275,7 +288,7 @@ double est_dp_tail_s(const struct cand *c, const struct stage_sum *st, double *o
                                              lt * dtype_bytes(s->fsdp.reduce_dtype));
             exposed = per_mb;
         }
-        t = c->m * exposed + ag;
+        t = c->m * exposed + ag + c->m * overlap_loss_s(s, per_mb - exposed);
         if (rules_fsdp_pipelined(s)) {
             /* FSDP2 under pipelining (fsdp.c): gathered once a step (each micro-batch again
              * when resharded after forward), overlapping the forward; one reduce-scatter per
