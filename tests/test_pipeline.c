@@ -557,6 +557,104 @@ static void test_pipeline_in_flight_activations(void **state)
     cfg_free(s3);
 }
 
+/*
+ * host.micro_batch_sync (DeepSpeed's engine forward syncs the device before each micro-batch):
+ * one layer stage, 4 micro-batches of 1, a host cost per Python op large enough to bind.
+ * Micro-batches 1-3 each start with a zero-length host task that waits for the GPU's last
+ * kernel so far (the previous micro-batch's backward; the first micro-batch has no kernel
+ * before it); the sync only removes overlap, so the step is no shorter.
+ */
+static void test_pipeline_micro_batch_sync(void **state)
+{
+    const char *off[] = { "parallelism.pp=1", "cluster.gpus=1", "training.global_batch=4",
+                          "host.python_op=200 us", NULL };
+    const char *on[] = { "parallelism.pp=1",           "cluster.gpus=1",
+                         "training.global_batch=4",    "host.python_op=200 us",
+                         "host.micro_batch_sync=true", NULL };
+    struct scenario *s1 = test_load("pipeline-test.yaml", BASE, off),
+                    *s2 = test_load("pipeline-test.yaml", BASE, on);
+    struct run r1, r2;
+    char text[64];
+    int n = 0, last;
+
+    (void)state;
+    test_simulate(s1, false, &r1);
+    test_simulate(s2, false, &r2);
+    for (int i = 0; i < r2.progs[0]->ntasks; i++) {
+        const struct prog *p = r2.progs[0];
+        const struct task *t = &p->tasks[i], *dep;
+
+        prog_label_text(p, t->label, text, sizeof(text));
+        if (strcmp(text, "host: micro-batch sync") != 0)
+            continue;
+        n++;
+        assert_int_equal(t->stream, ST_HOST);
+        assert_int_equal(t->dur, 0);
+        assert_int_equal(t->npred, 1);
+        for (last = i - 1; last >= 0; last--)
+            if (p->tasks[last].stream == ST_COMPUTE && p->tasks[last].dur > 0)
+                break;
+        assert_int_equal(p->preds[t->pred0], last);
+        dep = &p->tasks[last];
+        assert_true(dep->mb == t->mb - 1 || dep->mb < 0);
+    }
+    assert_int_equal(n, 3);
+    assert_true(r2.sim.step >= r1.sim.step);
+    run_release(&r1);
+    run_release(&r2);
+    cfg_free(s1);
+    cfg_free(s2);
+}
+
+/*
+ * The CPU's issue of the parts outside the layers, per micro-batch (workload_edge_host(),
+ * Megatron code, tp 2 without sequence parallelism), by hand at 4 us a kernel, 100 us a Python
+ * op and 32 us a collective call: embedding forward 23 kernels, 19 ops, 3 calls (two
+ * get_batch broadcasts, the lookup's all-reduce) = 2088 us; its backward 11 kernels, 1 op =
+ * 144 us; head and loss forward 31 kernels, 23 ops, 4 calls = 2552 us; their backward 17
+ * kernels, 7 ops, 1 call = 800 us. The last stage's program issues the head's on its host
+ * stream before the head's kernels; Hugging Face code counts none yet.
+ */
+static void test_pipeline_edge_host_time(void **state)
+{
+    const char *sets[] = {
+        "parallelism.tp=2",      "parallelism.pp=2",        "training.model_code=megatron",
+        "host.python_op=100 us", "training.global_batch=2", NULL
+    };
+    struct scenario *s = test_load("pipeline-test.yaml", BASE, sets);
+    struct edge_cost e;
+    struct run r;
+    char text[64];
+    int n = 0;
+
+    (void)state;
+    workload_edge_host(s, &e, false);
+    assert_int_equal(e.host_fwd, 2088000);
+    assert_int_equal(e.host_bwd, 144000);
+    workload_edge_host(s, &e, true);
+    assert_int_equal(e.host_fwd, 2552000);
+    assert_int_equal(e.host_bwd, 800000);
+    test_simulate(s, false, &r);
+    for (int i = 0; i < r.progs[1]->ntasks; i++) {
+        const struct task *t = &r.progs[1]->tasks[i];
+
+        prog_label_text(r.progs[1], t->label, text, sizeof(text));
+        if (strcmp(text, "host: head+loss fwd") == 0) {
+            assert_int_equal(t->stream, ST_HOST);
+            assert_int_equal(t->dur, 2552000);
+            n++;
+        }
+    }
+    assert_int_equal(n, 2);
+    run_release(&r);
+    cfg_free(s);
+    s = test_load("pipeline-test.yaml", BASE,
+                  (const char *[]){ "training.model_code=hf", "training.global_batch=4", NULL });
+    workload_edge_host(s, &e, true);
+    assert_int_equal(e.host_fwd + e.host_bwd, 0);
+    cfg_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -573,6 +671,8 @@ int main(void)
         cmocka_unit_test(test_pipeline_zb_h1_lab7_bar),
         cmocka_unit_test(test_pipeline_zb_h1_reduces_every_gradient),
         cmocka_unit_test(test_pipeline_in_flight_activations),
+        cmocka_unit_test(test_pipeline_micro_batch_sync),
+        cmocka_unit_test(test_pipeline_edge_host_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -478,6 +478,8 @@ static const struct field host_rows[] = {
       .doc = "per step, at the optimizer: the host waits for the GPU, then spends this" },
     { BOOL("p2p_sync", struct host_cfg, p2p_sync, "false"),
       .doc = "the CPU waits for each pipeline receive before issuing the step's layers" },
+    { BOOL("micro_batch_sync", struct host_cfg, micro_batch_sync, "false"),
+      .doc = "the CPU waits for the GPU's last kernel before each micro-batch's forward" },
     { NUM("jitter", struct host_cfg, jitter, 0, 1, "0"), .flags = F_ZERO_OK,
       .doc = "spread of the ranks' host speeds (coefficient of variation; with --ranks all)" },
     { INT("seed", struct host_cfg, seed, 0, "1"), .flags = F_ZERO_OK,

@@ -357,6 +357,7 @@ struct host_cfg {
     sim_time collective_enqueue; /* per collective call (ProcessGroupNCCL enqueue), ns */
     sim_time step;               /* per step at the optimizer: overflow / grad-norm reads, ns */
     bool p2p_sync;               /* the CPU waits for each pipeline receive (cuda sync) */
+    bool micro_batch_sync;       /* the CPU waits for the GPU before each micro-batch forward */
     double jitter;               /* per-rank host speed spread (coefficient of variation) */
     int seed;                    /* of the per-rank host speeds */
 };

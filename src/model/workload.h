@@ -177,6 +177,7 @@ struct edge_cost { /* embedding (first stage) or head + loss (last stage) */
     double transient_bytes; /* peak transient during the forward (head logits) */
     double params;          /* per rank, elements */
     double flops_fwd;
+    sim_time host_fwd, host_bwd; /* the CPU's issue per micro-batch (workload_host.c), ns */
 };
 
 void workload_shard(const struct scenario *s, struct shard *sh);
@@ -221,6 +222,13 @@ sim_time workload_host_time(const struct scenario *s, const struct layer_cost *l
 
 /* Fill lc->host for every part and pass. */
 void workload_host_times(const struct scenario *s, struct layer_cost *lc);
+
+/*
+ * Host time to issue the embedding (with the step's batch: get_batch) or the head with its
+ * loss, per micro-batch, forward and backward: e->host_fwd, e->host_bwd (Megatron model code;
+ * 0 for the others, not counted yet). ns.
+ */
+void workload_edge_host(const struct scenario *s, struct edge_cost *e, bool head);
 
 /*
  * Duration of an optimizer step over `params` parameters of this rank moving

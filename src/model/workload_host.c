@@ -192,6 +192,56 @@ void workload_host_times(const struct scenario *s, struct layer_cost *lc)
             lc->host[pass][part] = workload_host_time(s, lc, part, pass);
 }
 
+/*
+ * The parts outside the layers, per micro-batch, counted in Megatron-DeepSpeed's pre-Core code
+ * (Megatron-LM v2.5 has the same functions): kernels, Python-level ops, collective calls.
+ *
+ *   embedding forward   pretrain_gpt.py get_batch(): broadcast_data() (two broadcasts, the
+ *                       sizes' H2D copy, the flattening cat, the split), tokens/labels slices
+ *                       (.long(), 2 x contiguous), get_ltor_masks_and_position_ids() (tril of
+ *                       ones, loss-mask ones and its eod masked fill, arange, `< 0.5`): 11
+ *                       kernels, 10 ops; engine.forward, Float16Module, GPTModel,
+ *                       TransformerLanguageModel and Embedding calls (5 ops); word and
+ *                       position lookups, their sum, the [s, b] transpose copy, the dropout
+ *                       (5 kernels, 3 ops); at tp > 1 VocabParallelEmbedding's range mask
+ *                       (3), clone - start (2), masked_input and output masking (2) and its
+ *                       reduce mapping (1 op, 1 all-reduce)
+ *   embedding backward  dropout, transpose copy, two embedding_dense_backward (sort and
+ *                       segment sums, 4 each): 10 kernels; at tp > 1 the mask's (1)
+ *   head forward        final LayerNorm and parallel_lm_logits (copy mapping, F.linear: 2
+ *                       kernels, 3 ops); output.float() (1); _VocabParallelCrossEntropy
+ *                       (max, sub_, target mask 3, clone - start 2, masked fill, arange,
+ *                       gather, clone, masked fill, exp, sum, log - predicted 2, div_: 17
+ *                       kernels, 10 ops, three all-reduces, whatever tp); loss_func (float,
+ *                       view.float, mul, sum, sum, div, cat, div: 8 kernels, 6 ops, the
+ *                       data-parallel loss average all-reduce); engine.backward's loss scaling
+ *                       (gas div, fp16 float * scale: 3 kernels, 4 ops)
+ *   head backward       scaling and loss_func backward (5), the cross-entropy's Python
+ *                       backward (softmax update 2, arange, gather, sub, index_put, mul_: 7
+ *                       kernels, 6 ops), the cast (1), the GEMM's two, the norm's two; the
+ *                       copy mapping's backward (1 op)
+ * The backward collectives of the mappings are the edges' TP collectives (strategy/build.c);
+ * only their enqueue is counted here, as in the layers (coll_calls()).
+ */
+void workload_edge_host(const struct scenario *s, struct edge_cost *e, bool head)
+{
+    const struct host_cfg *h = &s->host;
+    bool tp = s->par.tp > 1, sp = tp && s->par.sequence_parallel;
+    double k = (double)h->kernel_launch, py = (double)h->python_op,
+           c = (double)h->collective_enqueue;
+
+    e->host_fwd = e->host_bwd = 0;
+    if (scenario_model_code(s) != CODE_MEGATRON || s->train.compile)
+        return;
+    if (!head) {
+        e->host_fwd = (sim_time)ceil((16 + 7 * tp) * k + (18 + tp) * py + (2 + tp) * c);
+        e->host_bwd = (sim_time)ceil((10 + tp) * k + tp * py + sp * c);
+        return;
+    }
+    e->host_fwd = (sim_time)ceil(31 * k + 23 * py + (4 + sp) * c);
+    e->host_bwd = (sim_time)ceil(17 * k + 7 * py + tp * c);
+}
+
 #define OPT_LOOP_KERNELS 9  /* AdamW one op at a time: memory.c memory_optimizer_traffic() */
 #define MTA_TENSORS      48 /* multi_tensor_apply.cuh depth_to_max_tensors[3] (4 lists) */
 

@@ -223,6 +223,12 @@ static int edge_tp_coll(struct build *b, const struct unit *u, bool backward, in
     return t;
 }
 
+/* The CPU's issue of an edge pass (workload_edge_host()), its kernels wait; -1 if free. */
+static int edge_host(struct build *b, sim_time dur, const char *label, int mb)
+{
+    return dur > 0 ? prog_host(b->p, TC_HOST, dur, prog_label(b->p, label, 0), mb) : -1;
+}
+
 /*
  * Forward of the embedding or the head after `prev` and `dep` (-1 = none):
  * returns what the next unit waits for; *compute is the compute task.
@@ -231,11 +237,14 @@ static int edge_forward(struct build *b, const struct unit *u, int mb, int prev,
                         int *compute)
 {
     struct prog *p = b->p;
-    int t, w;
+    int t, w, h;
 
     if (u->kind == UNIT_EMBED) {
+        h = edge_host(b, b->embed.host_fwd, "host: embedding fwd", mb);
         t = prog_compute(p, ST_COMPUTE, TC_FWD, b->embed.fwd, prog_label(p, "embedding fwd", 0),
                          mb);
+        if (h >= 0)
+            prog_dep(p, t, h);
         task_mem_end(&p->tasks[t], MC_ACT, bytes_i64(b->embed.act));
         strategy_mark_modules(b, t, true, b->mods.embed, 1);
         if (prev >= 0)
@@ -246,7 +255,10 @@ static int edge_forward(struct build *b, const struct unit *u, int mb, int prev,
         return edge_tp_coll(b, u, false, mb, t);
     }
     prev = edge_tp_coll(b, u, false, mb, prev);
+    h = edge_host(b, b->head.host_fwd, "host: head+loss fwd", mb);
     t = prog_compute(p, ST_COMPUTE, TC_FWD, b->head.fwd, prog_label(p, "head+loss fwd", 0), mb);
+    if (h >= 0)
+        prog_dep(p, t, h);
     if (prev >= 0)
         prog_dep(p, t, prev);
     if (dep >= 0)
@@ -413,7 +425,7 @@ static int unit_backward(struct build *b, int ui, int mb, int prev, int mode)
 {
     const struct unit *u = &b->units[ui];
     struct prog *p = b->p;
-    int dep = -1, t, next = -1;
+    int dep = -1, t, next = -1, h = -1;
 
     if (mode != BWD_WEIGHT && b->dp && b->dp->pre_backward)
         dep = b->dp->pre_backward(b, ui, mb);
@@ -424,12 +436,14 @@ static int unit_backward(struct build *b, int ui, int mb, int prev, int mode)
             return prev; /* embedding and head do their weight gradients with the input pass */
         if (u->kind == UNIT_EMBED) {
             prev = edge_tp_coll(b, u, true, mb, prev);
+            h = edge_host(b, b->embed.host_bwd, "host: embedding bwd", mb);
             t = prog_compute(p, ST_COMPUTE, TC_BWD, b->embed.bwd, prog_label(p, "embedding bwd", 0),
                              mb);
             task_mem_end(&p->tasks[t], MC_ACT, -bytes_i64(b->embed.act));
             strategy_mark_modules(b, t, true, b->mods.embed, -1);
         } else {
             int w;
+            h = edge_host(b, b->head.host_bwd, "host: head+loss bwd", mb);
             t = prog_compute(p, ST_COMPUTE, TC_BWD, b->head.bwd, prog_label(p, "head+loss bwd", 0),
                              mb);
             task_mem_end(&p->tasks[t], MC_LOGITS, -bytes_i64(b->head.logits_bytes));
@@ -444,6 +458,8 @@ static int unit_backward(struct build *b, int ui, int mb, int prev, int mode)
             prog_dep(p, t, prev);
         if (dep >= 0)
             prog_dep(p, t, dep);
+        if (h >= 0)
+            prog_dep(p, t, h);
         b->last_bwd = t;
         if (u->kind == UNIT_HEAD)
             next = edge_tp_coll(b, u, true, mb, t);
@@ -595,9 +611,32 @@ static void host_wait(struct build *b, int recv, int mb)
     prog_dep(p, prog_host(p, TC_HOST, 0, prog_label(p, "host: wait for receive", 0), mb), recv);
 }
 
+/*
+ * host.micro_batch_sync: the CPU waits for the GPU's last kernel before it issues each
+ * micro-batch's forward (DeepSpeedEngine.forward()'s tput_timer.start() synchronizes; Megatron's
+ * get_batch() copies the broadcast sizes to the CPU; sources in the frameworks/ profiles), so what
+ * the GPU still had queued no longer overlaps the next micro-batch's issue.
+ */
+static void host_mb_sync(struct build *b, int mb)
+{
+    struct prog *p = b->p;
+    int i, last = -1;
+
+    if (!b->s->host.micro_batch_sync)
+        return;
+    for (i = p->ntasks - 1; i >= 0 && last < 0; i--)
+        if (p->tasks[i].stream == ST_COMPUTE && p->tasks[i].dur > 0)
+            last = i;
+    if (last < 0)
+        return;
+    prog_dep(p, prog_host(p, TC_HOST, 0, prog_label(p, "host: micro-batch sync", 0), mb), last);
+}
+
 static void step_forward(struct build *b, int mb, int chunk)
 {
     int prev = -1, ui;
+
+    host_mb_sync(b, mb);
 
     if (!first_chunk(b, chunk))
         prev = regather(b,
@@ -685,6 +724,8 @@ static int build_stage(const struct scenario *s, const struct layout *l, const s
     }
     workload_embedding(s, &b.sh, &b.embed);
     workload_head(s, &b.sh, &b.head);
+    workload_edge_host(s, &b.embed, false);
+    workload_edge_host(s, &b.head, true);
     b.tp_bytes = b.layer.tp_bytes;
     b.host_hidden = host_hidden(&b);
     strategy_modules_init(&b);
