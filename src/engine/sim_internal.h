@@ -239,7 +239,8 @@ static inline bool exec_ready(const struct srank *r, int ti)
  */
 static inline double exec_compute_rate(const struct sim *sm, int ri)
 {
-    double rate = cost_overlap_rate(&sm->sc->hw.gpu, sm->r[ri].sm_busy);
+    double held = sm->r[ri].sm_busy;
+    double rate = held > 0 ? cost_overlap_rate(&sm->sc->hw.gpu, held) : 1.0; /* no call when free */
 
     if (!(rate > 0))
         return 0;
