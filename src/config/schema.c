@@ -165,8 +165,8 @@ static const struct field nvlink_rows[] = {
     { INTM("generation", struct nvlink_spec, generation, 1, 16, NULL), .flags = F_REQUIRED,
       .doc = "NVLink generation (3 = A100, 4 = H100/H200, 5 = B200)" },
     { INTM("links", struct nvlink_spec, links, 1, 1024, NULL),
-      .doc = "links per GPU (optional): the links NCCL counts, at most bandwidth / 25 GB/s (50 for "
-             "NVLink 5)" },
+      .doc = "links per GPU (optional; not modelled: NCCL's link count is bandwidth / 25 GB/s, 50 "
+             "for NVLink 5)" },
     { QTY("bandwidth", struct nvlink_spec, bw_Bps, UNIT_BANDWIDTH, NULL), .flags = F_REQUIRED,
       .doc = "per GPU per direction" },
     { BOOL("nvswitch", struct nvlink_spec, nvswitch, "false"),

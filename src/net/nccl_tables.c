@@ -177,23 +177,16 @@ static int arch_cc(enum gpu_arch a)
  * NCCL per-GPU NVLink aggregate, GB/s: NCCL's per-link figure times the links the
  * hardware's bandwidth amounts to (25 GB/s per direction per link for NVLink 2-4, 50 for
  * NVLink 5: 18 x 25 = 450 GB/s on H100). NCCL's topology detection counts the links it
- * finds (src/graph/topo.cc ncclTopoAddNvLinks: ncclTopoConnectNodes(gpu, remote, LINK_NVL,
- * count*nvlBw), count from NVML); deriving them from node.nvlink.bandwidth makes a bandwidth
- * what-if reach NCCL's channel search (an NVLink at 45 GB/s is 1.8 links' worth: 37 GB/s to
- * NCCL). node.nvlink.links, when given, is the count NCCL finds: the fewer of the two counts
- * (the shipped files state both alike: 12 x 25 = 300 GB/s on A100, 18 x 50 = 900 on B200).
+ * finds; deriving them from node.nvlink.bandwidth makes a bandwidth what-if reach NCCL's
+ * channel search (an NVLink at 45 GB/s is 1.8 links' worth: 37 GB/s to NCCL).
  */
 static double nccl_nvl(const struct hardware *hw)
 {
     double raw = hw->nvlink.generation >= 5 ? 50e9 : 25e9;
-    double links;
 
     if (hw->nvlink.bw_Bps <= 0)
         return 0;
-    links = hw->nvlink.bw_Bps / raw;
-    if (hw->nvlink.links > 0 && hw->nvlink.links < links)
-        links = hw->nvlink.links;
-    return links * nccl_nvlink_bw(hw->gpu.arch);
+    return hw->nvlink.bw_Bps / raw * nccl_nvlink_bw(hw->gpu.arch);
 }
 
 static void build_res(const struct hardware *hw, const struct comm_group *g, struct res *r)

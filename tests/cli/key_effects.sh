@@ -116,9 +116,8 @@ hardware.gpu.flops.fp32	tests/fixtures/scenarios/minimal.yaml	--set training.pre
 hardware.gpu.power	tests/fixtures/scenarios/minimal.yaml	--set training.tokens=1e9
 # host time per kernel: the one-tensor-at-a-time AdamW of eager PyTorch
 hardware.efficiency.host_kernel	tests/fixtures/scenarios/minimal.yaml	--set training.optimizer_impl=for_loop
-# NVLink generation (NCCL's 25 or 50 GB/s per link) and link count: collectives NCCL models
+# NVLink generation (NCCL's 25 or 50 GB/s per link): collectives NCCL models
 hardware.node.nvlink.generation	tests/fixtures/scenarios/minimal.yaml	--set hardware=tiny-box --set training.global_batch=64 --set parallelism.sharding=zero3
-hardware.node.nvlink.links	tests/fixtures/scenarios/minimal.yaml	--set hardware=tiny-box --set training.global_batch=64 --set parallelism.sharding=zero3
 # the host CPU's network overhead: ZeRO-3's gathers over two nodes
 hardware.network.cpu	tests/fixtures/scenarios/minimal.yaml	--set hardware=tiny-box --set training.global_batch=64 --set cluster.nodes=2 --set parallelism.sharding=zero3
 # recomputation's own keys
@@ -204,6 +203,7 @@ EOF
 cat >"$T/pending" <<'EOF'
 hardware.efficiency.attn_standard	not modelled: unfused attention is priced as its batched GEMMs (gemm efficiency) and softmax kernels (softmax_fwd/bwd), model/workload_layer.c; only `simtrain calibrate` writes it
 zero.allgather_bucket_size	not modelled: DeepSpeed gathers the updated partitions with all_gather_into_tensor, which ignores it (strategy/zero.c); the bucketed fallback for older torch is not modelled
+hardware.node.nvlink.links	not modelled: NCCL's link count is derived from node.nvlink.bandwidth (25 or 50 GB/s per link) so that a bandwidth what-if reaches its search (docs/collectives.md); the stated count would stop a raised bandwidth from doing so
 fsdp.buffer_dtype	not modelled: the module buffers FSDP casts (RoPE inv_freq: head_dim / 2 elements) are below the model's resolution
 EOF
 
