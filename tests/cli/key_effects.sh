@@ -5,8 +5,10 @@
 # scenario, must change the prediction (the --json document less its "config" echo): the
 # result, the ranks and the collectives. A key whose effect needs another scenario (a ZeRO key
 # needs ZeRO, a network key several nodes) is listed below with that scenario; a key that
-# changes no prediction by design (a name, a reference) is listed with its reason. A key that
-# changes nothing on its scenario fails the test.
+# changes no prediction by design (a name, a reference, a figure only another command's output
+# uses) is listed with its reason; a key that restates another is listed as a check (one value
+# accepted, another refused); a key not modelled is listed with the reason. Any other key that
+# changes nothing on its scenario fails the test, so a key added later without effect fails.
 # Run from the repository root: tests/cli/key_effects.sh SIMTRAIN
 set -u
 bin=${1:?usage: tests/cli/key_effects.sh SIMTRAIN}
@@ -334,6 +336,37 @@ while IFS="$(printf '\t')" read -r key type; do
         effects=$((effects + 1))
     fi
 done <"$T/keys"
+
+# The outputs the keys without effect by design feed: each must change with the key.
+uses() { # WHAT FILE1 FILE2: the two outputs differ, else a failure
+    if cmp -s "$2" "$3"; then
+        printf 'FAIL %s: listed as feeding that output, which does not change\n' "$1"
+        failures=$((failures + 1))
+    fi
+}
+for v in 1 2; do
+    mkdir -p "$T/$v"
+    "$bin" memory "$base" --set training.offload=optimizer --set parallelism.sharding=zero2 \
+        --set "hardware.node.host.memory=${v}0 GiB" >"$T/mem$v" 2>&1
+    sed "s/^    p2p: false/    p2p: false\n    latency: $v us/" tests/fixtures/hardware/tiny-pcie.yaml \
+        >"$T/$v/pcie.yaml"
+    grep -v '^calibration:' tests/fixtures/hardware/tiny-box.yaml |
+        sed "s/^    nvswitch: true/    nvswitch: true\n    latency: $v us/" >"$T/$v/nvl.yaml"
+    sed "s/^    fp16: 165 TFLOPS/    fp16: 165 TFLOPS\n    tf32: ${v}00 TFLOPS/" \
+        tests/fixtures/hardware/tiny-pcie.yaml >"$T/$v/tf32.yaml"
+    "$bin" collective --hardware "$T/$v/pcie.yaml" --sizes 8:8 >"$T/coll-pcie$v" 2>&1
+    "$bin" collective --hardware "$T/$v/nvl.yaml" --sizes 8:8 >"$T/coll-nvl$v" 2>&1
+done
+printf 'kernel,shape,dtype,time_us,tflops\ngemm,m=8192 n=8192 k=8192,tf32,18325,60\n' >"$T/m.csv"
+printf 'gemm,m=4096 n=4096 k=4096,tf32,2749,50\ngemm,m=8192 n=8192 k=8192,fp16,9163,120\n' >>"$T/m.csv"
+printf 'gemm,m=4096 n=4096 k=4096,fp16,1375,100\n' >>"$T/m.csv"
+for v in 1 2; do
+    "$bin" calibrate "$T/m.csv" --hardware "$T/$v/tf32.yaml" >"$T/cal$v" 2>&1
+done
+uses hardware.node.host.memory "$T/mem1" "$T/mem2"
+uses hardware.node.pcie.latency "$T/coll-pcie1" "$T/coll-pcie2"
+uses hardware.node.nvlink.latency "$T/coll-nvl1" "$T/coll-nvl2"
+uses hardware.gpu.flops.tf32 "$T/cal1" "$T/cal2"
 
 echo "key_effects: $keys keys: $effects with effect here, $elsewhere elsewhere, $checks checks," \
     "$noeffect without effect by design, $pending not modelled (listed with reasons); $failures failures"
