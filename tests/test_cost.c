@@ -290,6 +290,38 @@ static void test_cost_attention_long_and_blackwell(void **state)
 }
 
 /*
+ * MPT's Triton kernel (llm-foundry flash_attn_triton.py under triton-pre-mlir, setup.py L64-66
+ * @5e85bd6) at the llm-foundry rows' shapes (head dimension 128, causal), hand-checked: on A100
+ * the FA2 paper's Fig. 4 bar at 16k (80 TFLOP/s of FA2's 201 at the reference shape); on H100
+ * the FA1-based estimate 137 x 80 / 83 = 132.05 TFLOP/s (of 335); past 16k both follow the
+ * B200 SDPA FlashAttention-2 trend, 16k -> 32k x 348.81 / 338.23 (+3.1 %), -> 64k +4.5 %.
+ */
+static void test_cost_triton_at_length(void **state)
+{
+    double fa2_16 = 3.5 / (1 / 394.495 + 2.5 / 319.979),
+           fa2_32 = 3.5 / (1 / 403.739 + 2.5 / 330.801),
+           fa2_64 = 3.5 / (1 / 408.739 + 2.5 / 335.402);
+    double h100 = 137.0 * 80 / 83; /* TFLOP/s at 16k */
+
+    (void)state;
+    assert_true(fabs(attn_rel_rate(ARCH_AMPERE, ATTN_IMPL_TRITON, 128, true, 16384) - 80.0 / 201) <
+                1e-12);
+    assert_true(fabs(attn_rel_rate(ARCH_AMPERE, ATTN_IMPL_TRITON, 128, true, 32768) -
+                     80.0 * fa2_32 / fa2_16 / 201) < 1e-12);
+    assert_true(fabs(attn_rel_rate(ARCH_HOPPER, ATTN_IMPL_TRITON, 128, true, 16384) - h100 / 335) <
+                1e-12);
+    assert_true(fabs(attn_rel_rate(ARCH_HOPPER, ATTN_IMPL_TRITON, 128, true, 32768) -
+                     h100 * fa2_32 / fa2_16 / 335) < 1e-12);
+    assert_true(fabs(attn_rel_rate(ARCH_HOPPER, ATTN_IMPL_TRITON, 128, true, 65536) -
+                     h100 * fa2_64 / fa2_16 / 335) < 1e-12);
+    /* the hand figures: 132.0, 136.2, 138.0 TFLOP/s on H100; 2.5x below FA2 at 16k */
+    assert_true(fabs(h100 - 132.05) < 0.01 && fabs(h100 * fa2_32 / fa2_16 - 136.18) < 0.01);
+    assert_true(fabs(attn_rel_rate(ARCH_HOPPER, ATTN_IMPL_CUDA, 128, true, 16384) /
+                         attn_rel_rate(ARCH_HOPPER, ATTN_IMPL_TRITON, 128, true, 16384) -
+                     328 / h100) < 1e-12);
+}
+
+/*
  * Attention runs at the sustained clock, as GEMMs: the same part capped to a lower clock (the
  * 500 W Grand Teton H100 holds 1523 MHz where the 700 W DGX part holds 1775) takes 1775/1523
  * times as long on a compute-bound flash-attention kernel; a part without the clock model
@@ -352,6 +384,7 @@ int main(void)
         cmocka_unit_test(test_cost_attention_long_and_blackwell),
         cmocka_unit_test(test_cost_attention_at_sustained_clock),
         cmocka_unit_test(test_cost_triton_backward_extra),
+        cmocka_unit_test(test_cost_triton_at_length),
         cmocka_unit_test(test_cost_attn_unpad_bytes),
         cmocka_unit_test(test_cost_fused_softmax_fa1_megatron),
         cmocka_unit_test(test_cost_fused_softmax_causal_reads_half),
