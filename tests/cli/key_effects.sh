@@ -224,7 +224,6 @@ hardware.gpu.tensor_flop_per_clock.int8	2000|2048
 hardware.gpu.clock.max	1GHz|1.98GHz
 hardware.node.nvlink.generation	4|5
 zero.stage3_prefetch_bucket_size	0|5e7
-zero.stage3_param_persistence_threshold	1e3|1e5
 nccl.version	2.12.12|2.27.3
 EOF
 
