@@ -330,12 +330,12 @@ const struct dp_ops dp_zero12 = {
 /*
  * Elements of a unit's tensors at or below the persistence threshold, per rank
  * after tensor parallelism: norm weights and biases, and any weight matrix or
- * embedding table as small (DeepSpeed 0.16 partition_parameters.py
- * _convert_to_deepspeed_param: `ds_persist` when `ds_numel <=
- * param_persistence_threshold`, whatever the tensor; a threshold of 1e9 keeps a
- * small model whole). Matrices counted: those rules_zero3_weight_tensors()
- * lists, the SwiGLU gate and up one by one; an MoE layer's experts and the
- * head's table are not (taken as one tensor).
+ * embedding table as small (DeepSpeed 0.16 runtime/zero/parameter_offload.py
+ * mark_persistent_parameters: `ds_persist = True` when `ds_numel <=
+ * param_threshold`, for every named parameter; a threshold of 1e9 keeps a small
+ * model whole; model_persistence_threshold, unbounded by default, is not modelled). Matrices
+ * counted: those rules_zero3_weight_tensors() lists, the SwiGLU gate and up one by one; an MoE
+ * layer's experts and the head's table are not (taken as one tensor).
  */
 static double persistent_elems(const struct scenario *s, int kind, bool moe, double threshold)
 {
