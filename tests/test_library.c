@@ -22,7 +22,7 @@
 
 static const char *const hardware_files[] = {
     "dgx-a100-40g",  "dgx-a100-80g", "dgx-h100",         "dgx-h200",      "dgx-b200",
-    "ws-4x-rtx4090", "l40s-pcie",    "grand-teton-h100", "hgx-h100-800g",
+    "ws-4x-rtx4090", "l40s-pcie",    "grand-teton-h100", "hgx-h100-800g", "dgx-a100-80g-800g",
 };
 
 /* Load hardware/NAME.yaml, failing the test with the diagnostics on error. */
@@ -91,6 +91,28 @@ static void test_library_hgx_800g_network(void **state)
     assert_true(fabs(hw->eff.gemm_max - dgx->eff.gemm_max) < 1e-12);
     assert_true(fabs(hw->eff.attn_flash - dgx->eff.attn_flash) < 1e-12);
     assert_true(fabs(hw->gpu.clock_sust_Hz[DT_BF16] - dgx->gpu.clock_sust_Hz[DT_BF16]) < 1);
+    cfg_free_hw(hw);
+    cfg_free_hw(dgx);
+}
+
+/*
+ * vTrain's A100 cluster (config/validation/multi/ configs "inter_node_bandwidth": 800, Gbps per
+ * node per src/config.py): the DGX A100 80GB's GPU, NVLink and calibration with 4 x 200 Gb/s, no
+ * rails.
+ */
+static void test_library_a100_800g_network(void **state)
+{
+    (void)state;
+    struct hardware *hw = load_hw("dgx-a100-80g-800g"), *dgx = load_hw("dgx-a100-80g");
+    assert_non_null(hw->calibration);
+    assert_int_equal(hw->net.nics_per_node, 4);
+    assert_true(fabs(hw->net.nics_per_node * hw->net.nic_bw_Bps * 8 / 1e9 - 800) < 1e-6);
+    assert_true(fabs(dgx->net.nics_per_node * dgx->net.nic_bw_Bps * 8 / 1e9 - 1600) < 1e-6);
+    assert_false(hw->net.rail_optimized);
+    assert_true(fabs(hw->nvlink.bw_Bps - dgx->nvlink.bw_Bps) < 1);
+    assert_true(fabs(hw->eff.gemm_max - dgx->eff.gemm_max) < 1e-12);
+    assert_true(fabs(hw->eff.attn_standard - dgx->eff.attn_standard) < 1e-12);
+    assert_true(fabs(hw->gpu.clock_sust_Hz[DT_FP16] - dgx->gpu.clock_sust_Hz[DT_FP16]) < 1);
     cfg_free_hw(hw);
     cfg_free_hw(dgx);
 }
@@ -186,6 +208,7 @@ int main(void)
         cmocka_unit_test(test_library_hardware_loads),
         cmocka_unit_test(test_library_dgx_h100_figures),
         cmocka_unit_test(test_library_hgx_800g_network),
+        cmocka_unit_test(test_library_a100_800g_network),
         cmocka_unit_test(test_library_rtx4090_no_p2p),
         cmocka_unit_test(test_library_workload_params),
         cmocka_unit_test(test_library_scenarios_load),
