@@ -261,6 +261,25 @@ static void test_sharding_zero3_gathers_cost_time(void **state)
     free_case(&z3);
 }
 
+/*
+ * stage3_param_persistence_threshold keeps any parameter at or below it whole (DeepSpeed
+ * ds_persist, whatever the tensor): above every matrix of the model nothing is gathered
+ * and the parameters are whole on every rank (issue 25: it covered norms and biases only).
+ */
+static void test_sharding_zero3_persistence_covers_matrices(void **state)
+{
+    struct sim_case def, all;
+
+    (void)state;
+    run_case(&def, "sharding_7b_8gpu", SYMMETRIC, "parallelism.sharding=zero3", NULL);
+    run_case(&all, "sharding_7b_8gpu", SYMMETRIC, "parallelism.sharding=zero3",
+             "zero.stage3_param_persistence_threshold=1e12", NULL);
+    assert_true(rank0(&all)->busy[TC_COMM_DP] < 0.7 * rank0(&def)->busy[TC_COMM_DP]);
+    assert_true(model_states(&all) > model_states(&def));
+    free_case(&def);
+    free_case(&all);
+}
+
 /* Stage 1 reduces only in the last micro-batch's backward; stage 2 in every one. */
 static void test_sharding_zero1_reduces_at_boundary(void **state)
 {
@@ -865,6 +884,7 @@ int main(void)
         cmocka_unit_test(test_sharding_zero_model_state_ratios),
         cmocka_unit_test(test_sharding_zero_volume),
         cmocka_unit_test(test_sharding_zero3_gathers_cost_time),
+        cmocka_unit_test(test_sharding_zero3_persistence_covers_matrices),
         cmocka_unit_test(test_sharding_zero1_reduces_at_boundary),
         cmocka_unit_test(test_sharding_sc21_zero3_rows_fit),
         cmocka_unit_test(test_sharding_zero3_ds2021_per_tensor),

@@ -146,7 +146,8 @@ static const struct field efficiency_rows[] = {
     { NUM("attn_flash", struct efficiency, attn_flash, 0, 1, "0.50"),
       .doc = "fused (flash) attention throughput / peak" },
     { NUM("attn_standard", struct efficiency, attn_standard, 0, 1, "0.25"),
-      .doc = "unfused attention throughput / peak" },
+      .doc = "unfused attention throughput / peak (fitted by calibrate; the simulation prices "
+             "unfused attention as its GEMMs and softmax)" },
     { NUM("mem_bw", struct efficiency, mem_bw, 0, 1, "0.85"),
       .doc = "achieved / peak memory bandwidth of memory-bound kernels" },
     { NUM("softmax_fwd", struct efficiency, softmax_fwd, 0, 1, "0.43"),
@@ -163,14 +164,17 @@ const struct section schema_efficiency = SECTION("efficiency", efficiency_rows, 
 static const struct field nvlink_rows[] = {
     { INTM("generation", struct nvlink_spec, generation, 1, 16, NULL), .flags = F_REQUIRED,
       .doc = "NVLink generation (3 = A100, 4 = H100/H200, 5 = B200)" },
-    { INTM("links", struct nvlink_spec, links, 1, 1024, NULL), .doc = "links per GPU (optional)" },
+    { INTM("links", struct nvlink_spec, links, 1, 1024, NULL),
+      .doc = "links per GPU (optional; not modelled: NCCL's link count is bandwidth / 25 GB/s, 50 "
+             "for NVLink 5)" },
     { QTY("bandwidth", struct nvlink_spec, bw_Bps, UNIT_BANDWIDTH, NULL), .flags = F_REQUIRED,
       .doc = "per GPU per direction" },
     { BOOL("nvswitch", struct nvlink_spec, nvswitch, "false"),
       .doc = "GPUs reach each other through NVSwitch" },
     /* Estimate: NCCL's NVLink hop latency is 0.6 us (LL) (formulas.md §5.3 hwLatencies). */
     { QTY("latency", struct nvlink_spec, latency, UNIT_TIME, "0.7 us"), .flags = F_ZERO_OK,
-      .doc = "per hop" },
+      .doc = "per hop (the route simtrain collective prints; collective times take NCCL's latency "
+             "constants)" },
 };
 static const struct section nvlink_section = SECTION("node.nvlink", nvlink_rows, S_ABSENT_IS_NONE);
 
@@ -186,7 +190,8 @@ static const struct field pcie_rows[] = {
       .doc = "GPU peer-to-peer over PCIe; false = staged through host memory" },
     /* Estimate: NCCL's PCI hop latency is 1.0 us (LL) (formulas.md §5.3 hwLatencies). */
     { QTY("latency", struct pcie_spec, latency, UNIT_TIME, "1 us"), .flags = F_ZERO_OK,
-      .doc = "per hop" },
+      .doc = "per hop (the route simtrain collective prints; collective times take NCCL's latency "
+             "constants)" },
 };
 static const struct section pcie_section = SECTION("node.pcie", pcie_rows, 0);
 

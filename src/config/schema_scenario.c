@@ -392,7 +392,8 @@ static const struct field zero_rows[] = {
     { QTY("reduce_bucket_size", struct zero_cfg, reduce_bucket_size, UNIT_COUNT, "5e8"),
       .doc = "elements per gradient reduce bucket" },
     { QTY("allgather_bucket_size", struct zero_cfg, allgather_bucket_size, UNIT_COUNT, "5e8"),
-      .doc = "elements per parameter all-gather bucket" },
+      .doc = "elements per parameter all-gather bucket (not modelled: all_gather_into_tensor "
+             "ignores it)" },
     { QTY("stage3_prefetch_bucket_size", struct zero_cfg, prefetch_bucket_size, UNIT_COUNT, "5e7"),
       .flags = F_ZERO_OK, .doc = "elements prefetched ahead (ZeRO-3); 0 = no prefetch" },
     /* Axolotl's ZeRO-3 JSONs write 0: the prefetch window min(max_live - available, bucket) is
@@ -442,7 +443,7 @@ static const struct field fsdp_rows[] = {
       .doc = "MixedPrecision.reduce_dtype" },
     { ENUM("buffer_dtype", struct fsdp_cfg, buffer_dtype, grad_dtype_names, "bf16"),
       .given = GIVEN_BUFFER_DTYPE, .def_doc = "training.precision (bf16 for fp8)",
-      .doc = "MixedPrecision.buffer_dtype" },
+      .doc = "MixedPrecision.buffer_dtype (module buffers are not modelled)" },
     /* ---- framework profiles: HSDP's shard group (torchtitan, fms-fsdp, Accelerate) ---- */
     { INT("shard_group", struct fsdp_cfg, shard_group, 0, "0"), .flags = F_ZERO_OK,
       .doc = "hsdp: data-parallel ranks per shard group (a divisor of dp); 0 = the "

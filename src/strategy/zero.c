@@ -328,11 +328,16 @@ const struct dp_ops dp_zero12 = {
 /* ---- stage 3 ------------------------------------------------------------------------------ */
 
 /*
- * Elements of a unit's tensors at or below the persistence threshold (norm
- * weights and biases; embedding and head tables are far above it), per rank
- * after tensor parallelism.
+ * Elements of a unit's tensors at or below the persistence threshold, per rank
+ * after tensor parallelism: norm weights and biases, and any weight matrix or
+ * embedding table as small (DeepSpeed 0.16 runtime/zero/parameter_offload.py
+ * mark_persistent_parameters: `ds_persist = True` when `ds_numel <=
+ * param_threshold`, for every named parameter; a threshold of 1e9 keeps a small
+ * model whole; model_persistence_threshold, unbounded by default, is not modelled). Matrices
+ * counted: those rules_zero3_weight_tensors() lists, the SwiGLU gate and up one by one; an MoE
+ * layer's experts and the head's table are not (taken as one tensor).
  */
-static double persistent_elems(const struct scenario *s, int kind, double threshold)
+static double persistent_elems(const struct scenario *s, int kind, bool moe, double threshold)
 {
     const struct model *m = &s->model;
     double tp = s->par.tp, h = m->hidden, q = (double)m->heads * m->head_dim;
@@ -355,6 +360,16 @@ static double persistent_elems(const struct scenario *s, int kind, double thresh
     for (i = 0; i < n; i++)
         if (small[i] <= threshold)
             sum += small[i];
+    {
+        double mats[ZMAX_TENSORS];
+        int nm = rules_zero3_weight_tensors(s, kind, moe, mats), ins = workload_mlp_matrices(m) - 1;
+        for (i = 0; i < nm; i++) {
+            /* the MLP input is gate and up together under SwiGLU: each its own parameter */
+            double one = kind == UNIT_LAYER && i == 2 && ins > 1 ? mats[i] / ins : mats[i];
+            if (one <= threshold)
+                sum += mats[i];
+        }
+    }
     return sum;
 }
 
@@ -412,7 +427,8 @@ static void zero3_units(struct build *b, struct zero *z)
     for (i = 0; i < b->nunits; i++) {
         struct zunit *u = &z->u[i];
         double all = dp_unit_gather_bytes(b, i, z->pbytes);
-        double keep = persistent_elems(s, b->units[i].kind, c->param_persistence_threshold);
+        double keep =
+            persistent_elems(s, b->units[i].kind, b->units[i].moe, c->param_persistence_threshold);
         double frac = b->units[i].params > 0 ? keep / b->units[i].params : 0;
         frac = frac > 1 ? 1 : frac;
         u->gather_bytes = all * (1 - frac);
