@@ -3,8 +3,8 @@
  * make it fit. The report is report/memory_report.c, the what-if table
  * whatif/memory_whatif.c.
  *
- * Exit status: 0 fits, 3 does not fit (as the main command), 1 bad input,
- * 2 usage error.
+ * Exit status: 0 fits, 3 does not fit (as the main command; here also when the offloaded
+ * states exceed the host RAM per GPU), 1 bad input, 2 usage error.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -66,8 +66,8 @@ const struct cli_command cmd_memory_spec = {
              "it), the effective global batch, and a what-if table: each memory technique\n"
              "(activation checkpointing, gradient accumulation, 8-bit Adam, pure bf16, CPU\n"
              "offload, ZeRO stages, LoRA, QLoRA) alone and in useful combinations, each\n"
-             "re-simulated for its peak memory and step time. Exit status 0 when it fits, 3 when\n"
-             "it does not.\n",
+             "re-simulated for its peak memory and step time. Exit status 0 when it fits (the\n"
+             "GPU, and the host RAM for what it offloads), 3 when it does not.\n",
     .opts = memory_opts,
     .nopts = ARRAY_LEN(memory_opts),
     .positional = OFF(pos),
@@ -126,7 +126,7 @@ int cmd_memory(int argc, char **argv)
         cli_release(&cmd_memory_spec, &a);
         return 1;
     }
-    status = r.fits ? 0 : 3;
+    status = r.fits && memory_report_host_fits(s) ? 0 : 3;
     out = a.quiet || (a.json && strcmp(a.json, "-") == 0) ? NULL : stdout;
     if (out)
         memory_report_print(out, &r, a.params);

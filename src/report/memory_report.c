@@ -192,6 +192,11 @@ static double host_bytes_per_gpu(const struct scenario *s)
     return memory_host_bytes(s, &r) / ((double)s->par.tp * s->par.pp);
 }
 
+bool memory_report_host_fits(const struct scenario *s)
+{
+    return host_bytes_per_gpu(s) <= s->hw.host.mem_bytes / s->hw.gpus_per_node;
+}
+
 static void print_breakdown(FILE *f, const struct run *r)
 {
     const struct scenario *s = r->s;
@@ -239,8 +244,15 @@ static void print_breakdown(FILE *f, const struct run *r)
         char cap[32];
         memory_report_fmt_bytes(host, buf, sizeof(buf));
         memory_report_fmt_bytes(s->hw.host.mem_bytes / s->hw.gpus_per_node, cap, sizeof(cap));
-        fprintf(f, "Host memory for offloaded states: about %s per GPU (%s of host RAM per GPU)\n",
-                buf, cap);
+        if (memory_report_host_fits(s))
+            fprintf(f,
+                    "Host memory for offloaded states: about %s per GPU (%s of host RAM per GPU)\n",
+                    buf, cap);
+        else
+            fprintf(f,
+                    "Host memory for offloaded states: about %s per GPU: does NOT fit the %s of "
+                    "host RAM per GPU (node.host.memory / node.gpus)\n",
+                    buf, cap);
     }
 }
 

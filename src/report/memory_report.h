@@ -24,6 +24,12 @@
 void memory_report_print(FILE *f, const struct run *r, double psi);
 
 /*
+ * Do the states the scenario offloads (optimizer, parameters) fit its host RAM per GPU
+ * (node.host.memory over the node's GPUs)? True when nothing is offloaded.
+ */
+bool memory_report_host_fits(const struct scenario *s);
+
+/*
  * The peak of run r by model module: the activations and logits each module saved (the
  * engine's attribution of the builders' marks, kinds.h enum mem_module), and the categories no
  * module owns; with what one layer saves per module for one micro-batch (the embedding's and

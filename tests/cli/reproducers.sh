@@ -217,5 +217,16 @@ refused "--set hardware.efficiency.gemm_max=7 over a calibration" "must be at mo
     scenarios/70b_256gpu.yaml --set hardware.efficiency.gemm_max=7
 [ "$(grep -c error: "$tmp/err")" -eq 1 ] || fail "gemm_max=7 refused more than once: $(cat "$tmp/err")"
 
+# offloaded states beyond the host RAM per GPU: said, and exit 3 like a GPU that does not fit
+# (was "49 MiB per GPU (0 MiB of host RAM per GPU)" and exit 0; found by #25's key sweep)
+run memory tests/fixtures/scenarios/minimal.yaml --set parallelism.sharding=zero2 \
+    --set training.offload=optimizer --set "hardware.node.host.memory=1 MiB" --no-what-if --no-limits
+[ "$rc" -eq 3 ] && grep -q "does NOT fit the 0 MiB of host RAM per GPU" "$tmp/out" ||
+    fail "offload beyond host RAM: exit $rc, $(grep 'Host memory' "$tmp/out")"
+answers "offload within host RAM" memory tests/fixtures/scenarios/minimal.yaml \
+    --set parallelism.sharding=zero2 --set training.offload=optimizer --no-what-if --no-limits
+grep -q "Host memory for offloaded states: about 49 MiB per GPU (64.0 GiB of host RAM per GPU)" \
+    "$tmp/out" || fail "offload within host RAM: $(grep 'Host memory' "$tmp/out")"
+
 [ $failures -eq 0 ] || exit 1
 echo "reproducers: $n runs ok"
