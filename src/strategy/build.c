@@ -278,60 +278,6 @@ static int edge_forward(struct build *b, const struct unit *u, int mb, int prev,
     return t;
 }
 
-/*
- * Activation offloading (training.activation_offload; TRL 0.2x
- * trl/models/activation_offloading.py OffloadActivations, which Axolotl's
- * activation_offloading and `gradient_checkpointing: offload` enable): a
- * saved-tensors hook copies each layer's saved tensors to pinned host memory
- * during the forward and back on first use in the backward. With streams the
- * device-to-host copy runs on a side stream beside the next compute and the
- * GPU copy is freed when it completes; without (Axolotl's "legacy") it runs
- * on the compute stream, which waits for it. With streams the compute stream
- * still waits for the copy of the tensor max_fwd_stash_size (5) saves back
- * before saving another (`self.s0.wait_event(ev)` in pack_tensor), fewer than
- * a layer's: modelled as the next layer waiting for this layer's copy, so at
- * most two layers' tensors are in flight and the forward runs no faster than
- * the link. Either way the backward waits for the host-to-device copy of the
- * tensors it unpacks (`s0.wait_stream(s1)`). What moves is what the layer
- * saves under its recompute: the checkpointed input under full recomputation,
- * everything otherwise. Returns what the next unit waits for.
- */
-static int offload_activations(struct build *b, int ui, double bytes, int t, int last)
-{
-    struct prog *p = b->p;
-    int c, wait, join;
-
-    if (b->s->train.activation_offload == ACT_OFFLOAD_NONE || bytes <= 0)
-        return t;
-    c = offload_copy(b, false, bytes, last, "activations L%d to host", b->units[ui].layer);
-    task_mem_end(&p->tasks[c], MC_ACT, -bytes_i64(bytes));
-    wait = c;
-    if (b->s->train.activation_offload == ACT_OFFLOAD_STREAMS) {
-        wait = b->act_d2h;
-        b->act_d2h = c;
-        if (wait < 0)
-            return t;
-    }
-    join = prog_mark(p, ST_COMPUTE, prog_label(p, "wait for the activation copy", 0));
-    prog_dep(p, join, wait);
-    if (t >= 0 && t != wait)
-        prog_dep(p, join, t);
-    return join;
-}
-
-/* The backward's copy of an offloaded layer's saved tensors back to the device, after `prev`. */
-static int fetch_activations(struct build *b, int ui, double bytes, int prev)
-{
-    struct prog *p = b->p;
-    int c, dep = prev >= 0 ? prev : b->last_bwd >= 0 ? b->last_bwd : b->last_fwd;
-
-    if (b->s->train.activation_offload == ACT_OFFLOAD_NONE || bytes <= 0)
-        return prev;
-    c = offload_copy(b, true, bytes, dep, "activations L%d to device", b->units[ui].layer);
-    task_mem_start(&p->tasks[c], MC_ACT, bytes_i64(bytes));
-    return c;
-}
-
 static int unit_forward(struct build *b, int ui, int mb, int prev)
 {
     const struct unit *u = &b->units[ui];
@@ -378,7 +324,7 @@ static int unit_layer_backward(struct build *b, int ui, int mb, int prev, int mo
         b->last_bwd = last;
         return t;
     }
-    t = fetch_activations(b, ui, saved, t);
+    t = offload_fetch_activations(b, ui, saved, t);
     if (rc == RC_FULL) {
         extra = lc->act[RC_NONE] - lc->act[RC_FULL];
         t = layer_forward(b, ui, mb, TC_RECOMPUTE, t, dep, &first, &last);

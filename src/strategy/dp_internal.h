@@ -93,6 +93,14 @@ int offload_copy(struct build *b, bool to_device, double bytes, int dep, const c
                  int arg);
 
 /*
+ * Activation offloading (training.activation_offload, offload.c): the forward's copy of layer
+ * ui's saved tensors (bytes) to the host after compute task t, returning what the next unit
+ * waits for (t when nothing moves); the backward's copy back after `prev`, returning it.
+ */
+int offload_activations(struct build *b, int ui, double bytes, int t, int last);
+int offload_fetch_activations(struct build *b, int ui, double bytes, int prev);
+
+/*
  * The optimizer step of `params` elements on the host CPU (ZeRO-Offload's
  * DeepSpeedCPUAdam, FSDP CPUOffload's optimizer), after `dep`, taking
  * rules_host_step_time(). Returns the TASK_HOST task.
