@@ -184,7 +184,7 @@ static void print_header(FILE *f, const struct scenario *s)
             sharding_name(s->par.sharding));
 }
 
-static double host_bytes_per_gpu(const struct scenario *s)
+double memory_report_host_bytes(const struct scenario *s)
 {
     struct param_roles r;
 
@@ -194,7 +194,7 @@ static double host_bytes_per_gpu(const struct scenario *s)
 
 bool memory_report_host_fits(const struct scenario *s)
 {
-    return host_bytes_per_gpu(s) <= s->hw.host.mem_bytes / s->hw.gpus_per_node;
+    return memory_report_host_bytes(s) <= s->hw.host.mem_bytes / s->hw.gpus_per_node;
 }
 
 static void print_breakdown(FILE *f, const struct run *r)
@@ -239,7 +239,7 @@ static void print_breakdown(FILE *f, const struct run *r)
         report_reserve_note(f, r);
     } else
         fprintf(f, "\nDoes NOT fit: %s more than the %s of a %s\n", buf, mem, s->hw.gpu.model);
-    host = host_bytes_per_gpu(s);
+    host = memory_report_host_bytes(s);
     if (host > 0) {
         char cap[32];
         memory_report_fmt_bytes(host, buf, sizeof(buf));

@@ -23,6 +23,9 @@
  */
 void memory_report_print(FILE *f, const struct run *r, double psi);
 
+/* Bytes of offloaded states (optimizer, parameters) each GPU keeps in host RAM; 0 if none. */
+double memory_report_host_bytes(const struct scenario *s);
+
 /*
  * Do the states the scenario offloads (optimizer, parameters) fit its host RAM per GPU
  * (node.host.memory over the node's GPUs)? True when nothing is offloaded.

@@ -253,9 +253,10 @@ int memory_limits_write_json(FILE *f, const struct run *r, const struct memory_l
     fprintf(f,
             ",\n  \"gpus\": %d,\n  \"capacity_bytes\": %.17g,\n  \"peak_bytes\": %.17g,\n"
             "  \"fits\": %s,\n  \"peak_stage\": %d,\n  \"peak_time_s\": %.9g,\n"
-            "  \"step_time_s\": %.9g,\n",
+            "  \"step_time_s\": %.9g,\n  \"host_bytes\": %.17g,\n  \"host_fits\": %s,\n",
             s->gpus, r->capacity_bytes, r->peak_bytes, r->fits ? "true" : "false",
-            rr->coords[DIM_PP], (double)rr->peak_t / NS_PER_S, r->step_s);
+            rr->coords[DIM_PP], (double)rr->peak_t / NS_PER_S, r->step_s,
+            memory_report_host_bytes(s), memory_report_host_fits(s) ? "true" : "false");
     json_bytes_object(f, "at_peak_bytes", cats, MC_COUNT, mcat_name, "  ");
     fprintf(f, ",\n  \"modules\": {\"complete\": %s,\n", mm.complete ? "true" : "false");
     json_bytes_object(f, "at_peak_bytes", mm.bytes, MM_COUNT, mmod_name, "    ");

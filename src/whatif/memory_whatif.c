@@ -137,7 +137,8 @@ static void evaluate(const struct scenario *s, struct mw_outcome *o)
     o->ok = true;
     o->peak_bytes = r.peak_bytes;
     o->step_s = r.step_s;
-    o->fits = r.fits;
+    o->host_short = !memory_report_host_fits(s);
+    o->fits = r.fits && !o->host_short;
     run_release(&r);
 }
 
@@ -150,7 +151,8 @@ void memory_whatif_run(const struct scenario *s, const struct run *base, struct 
     out->base.ok = true;
     out->base.peak_bytes = base->peak_bytes;
     out->base.step_s = base->step_s;
-    out->base.fits = base->fits;
+    out->base.host_short = !memory_report_host_fits(s);
+    out->base.fits = base->fits && !out->base.host_short;
     out->capacity_bytes = base->capacity_bytes;
     out->best = -1;
     out->flash_selective = s->train.attention == ATTN_FLASH && s->train.recompute == RC_NONE;
@@ -200,6 +202,8 @@ static void print_row(FILE *f, const char *label, const struct mw_outcome *o, do
             base_step > 0 ? o->step_s / base_step : 0);
     if (o->fits)
         fprintf(f, "   %.0f %% free\n", 100 * (cap - o->peak_bytes) / cap);
+    else if (o->host_short)
+        fprintf(f, "   host RAM short\n");
     else
         fputc('\n', f);
 }

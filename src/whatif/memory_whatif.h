@@ -30,7 +30,8 @@ struct mw_outcome {
     bool ok;           /* simulated (else reason says why not) */
     double peak_bytes; /* peak memory per GPU, bytes */
     double step_s;     /* step time, s */
-    bool fits;         /* the peak fits the GPU */
+    bool fits;         /* the peak fits the GPU, and what it offloads the host RAM */
+    bool host_short;   /* the offloaded states exceed the host RAM per GPU */
     char reason[400];
 };
 

@@ -223,6 +223,15 @@ run memory tests/fixtures/scenarios/minimal.yaml --set parallelism.sharding=zero
     --set training.offload=optimizer --set "hardware.node.host.memory=1 MiB" --no-what-if --no-limits
 [ "$rc" -eq 3 ] && grep -q "does NOT fit the 0 MiB of host RAM per GPU" "$tmp/out" ||
     fail "offload beyond host RAM: exit $rc, $(grep 'Host memory' "$tmp/out")"
+run memory tests/fixtures/scenarios/minimal.yaml --set parallelism.sharding=zero2 \
+    --set training.offload=optimizer --set "hardware.node.host.memory=1 MiB" --no-what-if \
+    --no-limits --json -
+[ "$rc" -eq 3 ] && grep -q '"host_fits": false' "$tmp/out" && grep -q '"fits": true' "$tmp/out" ||
+    fail "offload beyond host RAM, --json: exit $rc, $(grep host_ "$tmp/out")"
+# the what-if table: its offload rows do not fit a host with 1 MiB of RAM, and say why
+run memory tests/fixtures/scenarios/minimal.yaml --set "hardware.node.host.memory=1 MiB" --no-limits
+grep -q "CPU offload of optimizer (ZeRO-2 Offload) .* no .* host RAM short" "$tmp/out" ||
+    fail "what-if offload row on a 1 MiB host: $(grep 'CPU offload of' "$tmp/out")"
 answers "offload within host RAM" memory tests/fixtures/scenarios/minimal.yaml \
     --set parallelism.sharding=zero2 --set training.offload=optimizer --no-what-if --no-limits
 grep -q "Host memory for offloaded states: about 49 MiB per GPU (64.0 GiB of host RAM per GPU)" \
