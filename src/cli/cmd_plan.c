@@ -12,8 +12,8 @@
  * Exit status: 0 when at least one layout fits; 3 when none does; 1 bad
  * input; 2 usage.
  */
-#include <errno.h>
 #include <ctype.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
