@@ -45,6 +45,15 @@ double unit_grad_bytes(const struct build *b, int unit)
     return states_unit_trainable(b, unit) * dtype_bytes(b->s->train.grad_dtype);
 }
 
+/* The last task on the compute stream so far (with `timed`, the last that lasts), or -1. */
+static int last_compute(const struct prog *p, bool timed)
+{
+    for (int i = p->ntasks - 1; i >= 0; i--)
+        if (p->tasks[i].stream == ST_COMPUTE && (!timed || p->tasks[i].dur > 0))
+            return i;
+    return -1;
+}
+
 /*
  * The step's sync point: before the optimizer the framework reads values off the GPU (the
  * fp16 loss scaler's overflow flag, the gradient norm for clipping: `.item()`), so its CPU
@@ -55,13 +64,11 @@ double unit_grad_bytes(const struct build *b, int unit)
 static int host_sync(struct build *b, int dep)
 {
     struct prog *p = b->p;
-    int i, last = -1;
+    int i, last;
 
     if (b->s->host.step <= 0)
         return -1;
-    for (i = p->ntasks - 1; i >= 0 && last < 0; i--)
-        if (p->tasks[i].stream == ST_COMPUTE)
-            last = i;
+    last = last_compute(p, false);
     i = prog_host(p, TC_HOST, b->s->host.step, prog_label(p, "host: step sync", 0), -1);
     if (dep >= 0)
         prog_dep(p, i, dep);
@@ -566,13 +573,11 @@ static void host_wait(struct build *b, int recv, int mb)
 static void host_mb_sync(struct build *b, int mb)
 {
     struct prog *p = b->p;
-    int i, last = -1;
+    int last;
 
     if (!b->s->host.micro_batch_sync)
         return;
-    for (i = p->ntasks - 1; i >= 0 && last < 0; i--)
-        if (p->tasks[i].stream == ST_COMPUTE && p->tasks[i].dur > 0)
-            last = i;
+    last = last_compute(p, true);
     if (last < 0)
         return;
     prog_dep(p, prog_host(p, TC_HOST, 0, prog_label(p, "host: micro-batch sync", 0), mb), last);
